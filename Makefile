@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sdr: top-level build.  `make` builds the module, library, tools and tests;
+# `make check` runs the host tests and then the VM suite; `make demo` runs the
+# long-haul demo.  Missing Debian packages are installed by `make deps`, which
+# the other targets call first (it is a no-op when everything is present).
+
+TOP := $(abspath .)
+KVER ?= $(shell $(TOP)/tools/vm/kver 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+MAKEFLAGS += --no-print-directory
+
+.PHONY: all deps module userlib tools tests clean check host-check vm-check \
+	fuzz-check demo sparse checkpatch docs
+
+all: deps module userlib tools
+
+deps:
+	@$(TOP)/tools/deps
+
+module: deps
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+userlib:
+	@if [ -f userlib/Makefile ]; then $(MAKE) -C userlib; fi
+
+tools: userlib
+	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; fi
+
+host-check: deps
+	$(MAKE) -C tests/host check
+
+fuzz-check: deps
+	$(MAKE) -C tests/fuzz check
+
+vm-check: all
+	$(TOP)/tests/run-vm-tests
+
+# Host tests first (seconds), then the VM suite; one summary line at the end.
+check: all
+	@$(TOP)/tests/run-all
+
+demo: all
+	@$(TOP)/tools/demo
+
+sparse: deps
+	$(MAKE) -C $(KDIR) M=$(TOP) C=2 modules
+
+checkpatch:
+	$(KDIR)/scripts/checkpatch.pl --no-tree --terse -f kernel/*.c kernel/*.h uapi/*.h || true
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	@for d in userlib tools tests/host tests/fuzz tests/vm; do \
+		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d clean; fi; done
+	rm -rf build

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdr wire format: one 40-byte big-endian header in front of every UD
+ * payload, plus the ACK/NACK body.  Documentation/protocol.rst is the
+ * normative description; this header and sdr_wire.c implement it.
+ */
+#ifndef SDR_WIRE_H
+#define SDR_WIRE_H
+
+#include "sdr_compat.h"
+
+#define SDR_WIRE_MAGIC		0x5D52
+#define SDR_WIRE_VERSION	1
+#define SDR_WIRE_HDR_LEN	40
+
+/* packet types */
+enum sdr_pkt_type {
+	SDR_PKT_DATA	= 1,
+	SDR_PKT_ACK	= 2,
+	SDR_PKT_NACK	= 3,
+	SDR_PKT_RNR	= 4,	/* receiver not ready: no receive posted */
+	SDR_PKT_CLOSE	= 5,	/* flow closed */
+};
+
+/* policy byte: the sending flow's reliability policy */
+enum sdr_wire_policy {
+	SDR_WIRE_POLICY_NONE	 = 0,
+	SDR_WIRE_POLICY_SR	 = 1,
+	SDR_WIRE_POLICY_EC	 = 2,
+	SDR_WIRE_POLICY_ADAPTIVE = 3,
+};
+#define SDR_WIRE_POLICY_MAX	SDR_WIRE_POLICY_ADAPTIVE
+
+/* DATA flags */
+#define SDR_PKT_F_LAST		0x01	/* ends the message (not with PARITY) */
+#define SDR_PKT_F_RETX		0x02	/* retransmission */
+#define SDR_PKT_F_PARITY	0x04	/* EC parity, aux = submsg/parity index */
+#define SDR_PKT_F_ACKREQ	0x08	/* sender asks for an immediate ACK */
+#define SDR_PKT_F_DATA_MASK	0x0f
+
+/* aux of ACK/NACK: flags */
+#define SDR_ACK_F_COMPLETE	0x01	/* receiver has the whole message */
+#define SDR_ACK_F_MASK		0x01
+
+/*
+ * Wire header.  Every member sits at its natural alignment so the struct
+ * has no padding; the asserts in sdr_wire.c pin each offset.  Never cast a
+ * receive buffer to this type: sdr_wire_decode() copies it out first, so
+ * the buffer may have any alignment.
+ */
+struct sdr_wire_hdr {
+	__be16	magic;		/*  0 */
+	u8	version;	/*  2 */
+	u8	type;		/*  3 */
+	u8	policy;		/*  4 */
+	u8	flags;		/*  5 */
+	__be16	payload_len;	/*  6: bytes after the header */
+	__be32	dst_flow;	/*  8: receiver's flow id, nonzero */
+	__be32	src_flow;	/* 12: sender's flow id, nonzero */
+	__be32	msg_seq;	/* 16 */
+	__be32	msg_len;	/* 20: DATA only */
+	__be32	offset;		/* 24: DATA only */
+	__be32	imm;		/* 28: DATA only */
+	__be32	ts;		/* 32: DATA: sender us clock; ACK/NACK: echo */
+	__be32	aux;		/* 36: policy specific, 0 when unused */
+};
+
+/* Decoded header, host byte order. */
+struct sdr_pkt {
+	u8	type;
+	u8	policy;
+	u8	flags;
+	u16	payload_len;
+	u32	dst_flow;
+	u32	src_flow;
+	u32	msg_seq;
+	u32	msg_len;
+	u32	offset;
+	u32	imm;
+	u32	ts;
+	u32	aux;
+};
+
+/*
+ * Why a packet was dropped.  Parser-level reasons come first (returned
+ * negated by the decoders); the rest are for the kernel's receive path and
+ * share the table so every drop has one counter name.
+ */
+enum sdr_drop_reason {
+	SDR_DROP_NONE = 0,
+	SDR_DROP_SHORT,		/* shorter than the header */
+	SDR_DROP_MAGIC,
+	SDR_DROP_VERSION,
+	SDR_DROP_TYPE,
+	SDR_DROP_FLAGS,		/* unknown flag bits or bad combination */
+	SDR_DROP_POLICY,	/* unknown policy value */
+	SDR_DROP_LEN,		/* payload_len vs buffer or vs type */
+	SDR_DROP_FLOW,		/* zero flow id */
+	SDR_DROP_RANGE,		/* msg_len/offset/payload_len inconsistent */
+	SDR_DROP_RESERVED,	/* a field that must be 0 is not */
+	SDR_DROP_ACK,		/* malformed ACK/NACK body */
+	/* not parser level: used by the kernel receive path */
+	SDR_DROP_NO_FLOW,	/* dst_flow unknown */
+	SDR_DROP_PEER,		/* not from the flow's peer */
+	SDR_DROP_STALE,		/* msg_seq of a recycled/completed slot */
+	SDR_DROP_NO_RECV,	/* no receive posted */
+	SDR_DROP_GEOMETRY,	/* offset/length not on the flow's packet grid */
+	SDR_DROP_DUP,		/* already have it */
+	SDR_DROP_MSGLEN,	/* msg_len too big or differs from earlier */
+	SDR_DROP_NR
+};
+
+const char *sdr_drop_reason_name(int reason);
+
+void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf);
+int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out);
+int sdr_wire_check_geometry(const struct sdr_pkt *pkt, u32 pay, u32 max_msg);
+
+/* Payload of a decoded packet: it always follows the header directly. */
+static inline const void *sdr_wire_payload(const void *buf)
+{
+	return (const u8 *)buf + SDR_WIRE_HDR_LEN;
+}
+
+/*
+ * ACK/NACK body (payload of SDR_PKT_ACK and SDR_PKT_NACK), big-endian:
+ *
+ *   off 0  __be32 cum     packets [0, cum) are all received
+ *   off 4  __be32 base    first packet the bitmap describes, base >= cum
+ *   off 8  __be16 nbits   bits in the bitmap, 0..SDR_ACK_MAX_BITS
+ *   off 10 __be16 rsvd    0
+ *   off 12 u8 map[DIV_ROUND_UP(nbits, 8)]
+ *                         bit i (byte i / 8, bit i % 8, LSB first) set =
+ *                         packet base + i received; bits past nbits are 0
+ *
+ * payload_len must be exactly 12 + DIV_ROUND_UP(nbits, 8).  An ACK states
+ * what is received; a NACK carries the same body and asks the sender to
+ * resend now every clear bit of the slice.  The header's msg_seq names the
+ * message, ts echoes the ts of the DATA packet that triggered it (0 if
+ * none), aux carries SDR_ACK_F_*.
+ */
+#define SDR_ACK_MAX_BITS	1024
+#define SDR_ACK_FIXED_LEN	12
+#define SDR_ACK_MAX_LEN		(SDR_ACK_FIXED_LEN + SDR_ACK_MAX_BITS / 8)
+
+struct sdr_ack {
+	u32	cum;
+	u32	base;
+	u16	nbits;
+	u8	map[SDR_ACK_MAX_BITS / 8];
+};
+
+static inline u32 sdr_ack_body_len(const struct sdr_ack *ack)
+{
+	return SDR_ACK_FIXED_LEN + DIV_ROUND_UP((u32)ack->nbits, 8);
+}
+
+/* returns bytes written (sdr_ack_body_len()) */
+u32 sdr_ack_encode(const struct sdr_ack *ack, void *buf);
+int sdr_ack_decode(const void *buf, u32 len, struct sdr_ack *out);
+
+static inline bool sdr_ack_bit(const struct sdr_ack *ack, u32 i)
+{
+	return ack->map[i / 8] & (1U << (i % 8));
+}
+
+#endif /* SDR_WIRE_H */
