@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * sdr: software-defined reliability over RDMA UD - the /dev/sdr contract.
+ *
+ * An open /dev/sdr is a context.  SDR_IOC_BIND binds it to one RDMA device
+ * and port; then it holds flows.  A flow is one end of a point-to-point
+ * message channel: create it, give its endpoint blob to the peer out of
+ * band, connect it with the peer's blob, then post sends and receives.
+ *
+ * Memory.  The kernel allocates, per flow, a receive region (max_msgs slots
+ * of slot_stride bytes), a send region of the same shape, and a state area
+ * (one struct sdr_recv_state plus its bitmaps per receive slot); per context
+ * a completion ring.  The process maps each with mmap(2) at the offset the
+ * kernel returned (offsets are opaque cookies: never compute them) and the
+ * size it returned; any other offset or size fails with EINVAL, and a
+ * mapping of another context's object is impossible (the cookie is looked
+ * up in the calling context only).  The receive region and the state area
+ * are read-only (PROT_WRITE or a later mprotect to writable fails with
+ * EACCES); the send region and the completion ring are writable.  Of the
+ * ring the kernel reads only the head index, and masks it.
+ *
+ * Ordering.  The kernel copies a packet's bytes into the receive slot and
+ * only then sets the packet's bit and, when the chunk is whole, the chunk's
+ * bit, each with release semantics (smp_mb__before_atomic + set_bit).  A
+ * reader that loads a bitmap word with acquire semantics (libsdr does) sees
+ * the bytes of every chunk whose bit it sees.  imm and msg_len in a struct
+ * sdr_recv_state are valid once SDR_RECV_F_STARTED is seen (acquire) in
+ * flags.  The ring's tail is stored with release after the entry is
+ * written; the process loads tail with acquire and stores head with release
+ * once it has consumed entries.
+ *
+ * Every ioctl argument starts with __u32 size, __u32 flags; the ioctl
+ * numbers do not encode the size (as in iommufd), so structs can grow.  The kernel
+ * accepts any size from the first published size of the struct (SDR_*_SIZE_V1)
+ * upward; bytes past the size it knows must be zero.  Common errors of every
+ * ioctl:
+ *   EFAULT      the argument is not readable or writable memory
+ *   EINVAL      size smaller than SDR_*_SIZE_V1, or a __reserved field is
+ *               not zero, or a value out of range (each ioctl lists them)
+ *   E2BIG       bytes beyond the struct the kernel knows are not zero
+ *   EOPNOTSUPP  a flag the kernel does not know
+ *   ENOTTY      unknown ioctl number
+ *   EBADFD      the context is not bound yet (all but SDR_IOC_BIND)
+ *   ENODEV      the bound RDMA device was removed; only close() is left
+ *   ENOENT      flow_id names no flow of this context
+ */
+#ifndef _UAPI_SDR_H
+#define _UAPI_SDR_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define SDR_ABI_VERSION		1
+#define SDR_IOC_MAGIC		0xD5
+
+/* Reliability policies. */
+#define SDR_POLICY_NONE		0	/* raw bitmap: holes stay holes */
+#define SDR_POLICY_SR		1	/* selective repeat */
+#define SDR_POLICY_EC		2	/* erasure coding, SR fallback */
+#define SDR_POLICY_ADAPTIVE	3	/* adaptive loss detection */
+
+#define SDR_GID_LEN		16
+#define SDR_DEVNAME_LEN		64
+
+/*
+ * SDR_IOC_BIND - bind the context to a device and port.
+ * flags: SDR_BIND_BY_GID: find the device and port by gid[] instead of
+ *        ibdev[].
+ * in:  ibdev (NUL-terminated name) or gid; port (0: the first RoCE port);
+ *      cq_entries (completion ring entries, a power of two 64..65536,
+ *      0 for 4096).
+ * out: ibdev, port, gid, mtu (IB MTU in bytes), cq_entries, the ring's
+ *      mmap offset and size, and the offsets inside that mapping.
+ * errors: EBUSY already bound; ENODEV no such bound device (or no device
+ *      with that GID); EINVAL cq_entries not a power of two in range, name
+ *      not NUL-terminated; ENOMEM.
+ */
+#define SDR_BIND_BY_GID		(1U << 0)
+
+struct sdr_ring_offsets {
+	__u32 head;		/* __u32 consumer index, written by the process */
+	__u32 tail;		/* __u32 producer index, written by the kernel */
+	__u32 mask;		/* __u32 entries - 1 */
+	__u32 overflow;		/* __u32 count of completions lost (never, by design) */
+	__u32 cqes;		/* first struct sdr_cqe */
+	__u32 __reserved;
+};
+
+struct sdr_bind {
+	__u32 size;
+	__u32 flags;
+	__u8  ibdev[SDR_DEVNAME_LEN];
+	__u8  gid[SDR_GID_LEN];
+	__u32 port;
+	__u32 mtu;
+	__u32 cq_entries;
+	__u32 __reserved;
+	__aligned_u64 ring_offset;	/* mmap offset of the completion ring */
+	__aligned_u64 ring_size;	/* bytes to map */
+	struct sdr_ring_offsets ring;
+};
+#define SDR_BIND_SIZE_V1	sizeof(struct sdr_bind)
+
+/* One completion.  32 bytes. */
+#define SDR_CQE_SEND		1
+#define SDR_CQE_RECV		2
+
+#define SDR_STATUS_OK		0	/* all bytes delivered / sent */
+#define SDR_STATUS_PARTIAL	1	/* recv: completed with holes (NONE) */
+#define SDR_STATUS_FAILED	2	/* peer dead, flow closed or reset */
+#define SDR_STATUS_FLUSHED	3	/* flow destroyed or device removed */
+
+struct sdr_cqe {
+	__aligned_u64 user_data;	/* as given at post time */
+	__u32 flow_id;
+	__u32 seq;		/* message sequence number (the post's handle) */
+	__u32 slot;		/* recv: slot index; send: 0 */
+	__u32 len;		/* recv: message length; send: bytes sent */
+	__u32 imm;		/* recv: the message's immediate */
+	__u8  type;		/* SDR_CQE_* */
+	__u8  status;		/* SDR_STATUS_* */
+	__u16 __reserved;
+};
+
+/*
+ * The endpoint blob: everything the peer needs to connect.  Exchange it
+ * out of band as bytes; all fields are little-endian.
+ */
+#define SDR_EP_MAGIC		0x31524453	/* "SDR1" */
+
+struct sdr_endpoint {
+	__u32 magic;
+	__u32 abi;		/* SDR_ABI_VERSION */
+	__u8  gid[SDR_GID_LEN];
+	__u32 qpn;
+	__u32 qkey;
+	__u32 flow_id;
+	__u32 policy;
+	__u32 payload;		/* message bytes per packet */
+	__u32 chunk_size;
+	__u32 max_msg_size;
+	__u32 max_msgs;
+	__u32 __reserved[4];
+};
+
+/*
+ * SDR_IOC_FLOW_CREATE - create a flow.
+ * in:  policy (SDR_POLICY_*); mtu (0: the port's; else 256..4096, a power
+ *      of two, at most the port's); chunk_size (bytes per bitmap bit: a
+ *      multiple of payload, at most 1024 packets; 0: 16 packets);
+ *      max_msg_size (1..1 GiB); max_msgs (1..1024).
+ * out: flow_id, payload (message bytes per packet = mtu - header), the
+ *      actual chunk_size and mtu, the endpoint to give the peer, and the
+ *      layout of the three mappings.
+ * errors: EINVAL an attribute out of range or chunk_size not a multiple of
+ *      payload; EOPNOTSUPP policy not implemented by this module; ENOSPC
+ *      the completion ring cannot hold 2 * max_msgs more completions
+ *      (bind with more cq_entries); ENOMEM the regions could not be
+ *      allocated (max_msgs * max_msg_size is limited by the module
+ *      parameter max_region_mb).
+ */
+struct sdr_flow_create {
+	__u32 size;
+	__u32 flags;
+	__u32 policy;
+	__u32 mtu;
+	__u32 chunk_size;
+	__u32 max_msg_size;
+	__u32 max_msgs;
+	__u32 flow_id;		/* out */
+	__u32 payload;		/* out */
+	__u32 __reserved;
+	struct sdr_endpoint ep;	/* out */
+	/* receive region: slot i at recv_offset + i * slot_stride */
+	__aligned_u64 recv_offset;
+	__aligned_u64 recv_size;
+	/* send region: same shape; sends name an offset inside it */
+	__aligned_u64 send_offset;
+	__aligned_u64 send_size;
+	/* state area: slot i's struct sdr_recv_state at i * state_stride */
+	__aligned_u64 state_offset;
+	__aligned_u64 state_size;
+	__u32 slot_stride;
+	__u32 state_stride;
+	__u32 chunk_bitmap;	/* offset of the chunk bitmap in a slot state */
+	__u32 pkt_bitmap;	/* offset of the packet bitmap in a slot state */
+};
+#define SDR_FLOW_CREATE_SIZE_V1	sizeof(struct sdr_flow_create)
+
+/*
+ * The state of one receive slot, in the state area (read-only to the
+ * process).  Bitmaps are arrays of __u64, bit i of the array is bit (i % 64)
+ * of word i / 64.
+ */
+#define SDR_RECV_FREE		0	/* no receive posted */
+#define SDR_RECV_POSTED		1	/* posted, no packet yet */
+#define SDR_RECV_ACTIVE		2	/* packets arriving */
+#define SDR_RECV_DONE		3	/* completion posted (see status) */
+
+#define SDR_RECV_F_STARTED	(1U << 0)	/* imm and msg_len valid */
+
+struct sdr_recv_state {
+	__u32 seq;		/* message sequence number of the posted receive */
+	__u32 gen;		/* incremented at every post of this slot */
+	__u32 state;		/* SDR_RECV_* */
+	__u32 flags;		/* SDR_RECV_F_* */
+	__u32 imm;
+	__u32 msg_len;
+	__u32 chunks;		/* chunks in the message (valid once started) */
+	__u32 packets;		/* packets in the message (valid once started) */
+	__u32 chunks_done;	/* chunk bits set */
+	__u32 packets_done;	/* packet bits set */
+	__u32 status;		/* SDR_STATUS_*, valid in SDR_RECV_DONE */
+	__u32 __reserved[5];
+};
+
+/*
+ * SDR_IOC_FLOW_CONNECT - give the flow its peer.
+ * errors: EISCONN already connected; EINVAL bad magic or ABI, payload,
+ *      chunk_size, max_msg_size, max_msgs or policy differ from this
+ *      flow's; EHOSTUNREACH no route to the peer's GID (address handle
+ *      creation failed).
+ */
+struct sdr_flow_connect {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 __reserved;
+	struct sdr_endpoint peer;
+};
+#define SDR_FLOW_CONNECT_SIZE_V1	sizeof(struct sdr_flow_connect)
+
+/*
+ * SDR_IOC_FLOW_DESTROY - destroy a flow: outstanding sends and receives
+ * complete with SDR_STATUS_FLUSHED, the peer is told (best effort), the
+ * mappings stay valid until munmap but are no longer written.
+ */
+struct sdr_flow_destroy {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 __reserved;
+};
+#define SDR_FLOW_DESTROY_SIZE_V1	sizeof(struct sdr_flow_destroy)
+
+/*
+ * SDR_IOC_FLOW_INFO - query a flow.
+ * out: state (SDR_FLOW_*), policy, peer flow id, counters.
+ */
+#define SDR_FLOW_IDLE		0	/* created, not connected */
+#define SDR_FLOW_CONNECTED	1
+#define SDR_FLOW_CLOSED		2	/* peer closed it */
+#define SDR_FLOW_FAILED		3	/* peer dead */
+
+struct sdr_flow_info {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 state;
+	__u32 policy;
+	__u32 peer_flow_id;
+	__u32 sends_inflight;
+	__u32 recvs_posted;
+	__aligned_u64 tx_packets;
+	__aligned_u64 tx_bytes;
+	__aligned_u64 rx_packets;
+	__aligned_u64 rx_bytes;
+	__aligned_u64 rx_dropped;
+	__aligned_u64 retransmits;
+	__aligned_u64 __reserved[4];
+};
+#define SDR_FLOW_INFO_SIZE_V1	sizeof(struct sdr_flow_info)
+
+/*
+ * SDR_IOC_RECV_POST - post a receive.  Receives match messages in order:
+ * the n-th receive posted on a flow takes the n-th message the peer sends.
+ * out: slot (index into the receive region and state area), seq (the
+ *      message sequence number it will hold; the handle), gen.
+ * errors: ENOTCONN flow not connected; EAGAIN all max_msgs slots are in
+ *      use or the completion ring is full; EPIPE the flow is closed or
+ *      failed.
+ */
+struct sdr_recv_post {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 slot;		/* out */
+	__u32 seq;		/* out */
+	__u32 gen;		/* out */
+	__aligned_u64 user_data;
+};
+#define SDR_RECV_POST_SIZE_V1	sizeof(struct sdr_recv_post)
+
+/*
+ * SDR_IOC_RECV_COMPLETE - give a receive slot back.  Allowed in any state
+ * after the post: a message still arriving is abandoned (its late packets
+ * are dropped as stale; no completion is produced for it afterwards).
+ * errors: EINVAL slot out of range; ESTALE slot does not hold seq (already
+ *      completed, or never posted).
+ */
+struct sdr_recv_complete {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 slot;
+	__u32 seq;
+	__u32 __reserved;
+};
+#define SDR_RECV_COMPLETE_SIZE_V1	sizeof(struct sdr_recv_complete)
+
+/*
+ * SDR_IOC_SEND_POST - send a message, or a part of a streamed one.
+ * flags (at most one of the stream flags):
+ *   SDR_SEND_USER_PTR      addr is a pointer in the process, not an
+ *                          offset in the send region; the bytes are
+ *                          copied before the ioctl returns.
+ *   SDR_SEND_STREAM_START  start message seq (out) of msg_len bytes, of
+ *                          which the first len are ready now.
+ *   SDR_SEND_STREAM_CONT   len more bytes of message seq (in) are ready;
+ *                          addr is where those bytes start.
+ *   SDR_SEND_STREAM_END    as CONT, and these are the last bytes.
+ * Without stream flags: one-shot, msg_len is ignored and len is the
+ * message length.  Ready lengths other than the last must be multiples of
+ * the flow's payload.  Region data must not change until the send
+ * completes.
+ * errors: ENOTCONN flow not connected; EAGAIN max_msgs sends in flight or
+ *      completion ring full; EINVAL len 0 or above max_msg_size, a range
+ *      outside the send region, a stream part not aligned or beyond
+ *      msg_len, END before msg_len bytes, two stream flags; ESTALE seq
+ *      names no open stream of this flow; EPIPE flow closed or failed;
+ *      EFAULT a user pointer that cannot be read.
+ */
+#define SDR_SEND_USER_PTR	(1U << 0)
+#define SDR_SEND_STREAM_START	(1U << 1)
+#define SDR_SEND_STREAM_CONT	(1U << 2)
+#define SDR_SEND_STREAM_END	(1U << 3)
+
+struct sdr_send_post {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 imm;
+	__aligned_u64 addr;	/* send-region offset, or pointer */
+	__aligned_u64 len;
+	__aligned_u64 msg_len;	/* STREAM_START only */
+	__aligned_u64 user_data;
+	__u32 seq;		/* out (one-shot, START); in (CONT, END) */
+	__u32 __reserved;
+};
+#define SDR_SEND_POST_SIZE_V1	sizeof(struct sdr_send_post)
+
+#define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
+#define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
+#define SDR_IOC_FLOW_CONNECT	_IO(SDR_IOC_MAGIC, 0x02)
+#define SDR_IOC_FLOW_DESTROY	_IO(SDR_IOC_MAGIC, 0x03)
+#define SDR_IOC_FLOW_INFO	_IO(SDR_IOC_MAGIC, 0x04)
+#define SDR_IOC_RECV_POST	_IO(SDR_IOC_MAGIC, 0x05)
+#define SDR_IOC_RECV_COMPLETE	_IO(SDR_IOC_MAGIC, 0x06)
+#define SDR_IOC_SEND_POST	_IO(SDR_IOC_MAGIC, 0x07)
+
+#endif /* _UAPI_SDR_H */
