@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Writes the committed seed corpus: make seeds (needs a host cc only). */
+#include <stdio.h>
+#include <string.h>
+#include "sdr_wire.h"
+
+static void put(const char *dir, const char *name, const void *b, size_t n)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	fwrite(b, 1, n, f);
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : "corpus/fuzz_wire";
+	u8 buf[SDR_WIRE_HDR_LEN + 256];
+	struct sdr_pkt p;
+	struct sdr_ack a;
+	u32 n;
+
+	memset(buf, 0, sizeof(buf));
+	memset(&p, 0, sizeof(p));
+	p.type = SDR_PKT_DATA;
+	p.policy = SDR_WIRE_POLICY_SR;
+	p.dst_flow = 1;
+	p.src_flow = 2;
+	p.msg_seq = 3;
+	p.msg_len = 100;
+	p.payload_len = 64;
+	p.offset = 0;
+	p.ts = 1234;
+	sdr_wire_encode(&p, buf);
+	memset(buf + SDR_WIRE_HDR_LEN, 0xab, 64);
+	put(dir, "data_first", buf, SDR_WIRE_HDR_LEN + 64);
+	p.offset = 64;
+	p.payload_len = 36;
+	p.flags = SDR_PKT_F_LAST | SDR_PKT_F_RETX | SDR_PKT_F_ACKREQ;
+	sdr_wire_encode(&p, buf);
+	put(dir, "data_last", buf, SDR_WIRE_HDR_LEN + 36);
+	p.flags = SDR_PKT_F_PARITY;
+	p.policy = SDR_WIRE_POLICY_EC;
+	p.offset = 0;
+	p.payload_len = 128;
+	p.aux = 0x10002;
+	sdr_wire_encode(&p, buf);
+	put(dir, "data_parity", buf, SDR_WIRE_HDR_LEN + 128);
+
+	memset(&a, 0, sizeof(a));
+	a.cum = 4;
+	a.base = 6;
+	a.nbits = 20;
+	a.map[0] = 0x5a;
+	a.map[1] = 0xff;
+	a.map[2] = 0x03;
+	memset(&p, 0, sizeof(p));
+	p.type = SDR_PKT_ACK;
+	p.dst_flow = 2;
+	p.src_flow = 1;
+	p.msg_seq = 3;
+	p.ts = 1234;
+	n = sdr_ack_encode(&a, buf + SDR_WIRE_HDR_LEN);
+	p.payload_len = (u16)n;
+	sdr_wire_encode(&p, buf);
+	put(dir, "ack", buf, SDR_WIRE_HDR_LEN + n);
+	put(dir, "ack_body", buf + SDR_WIRE_HDR_LEN, n);
+	p.aux = SDR_ACK_F_COMPLETE;
+	sdr_wire_encode(&p, buf);
+	put(dir, "ack_complete", buf, SDR_WIRE_HDR_LEN + n);
+	p.aux = 0;
+	p.type = SDR_PKT_NACK;
+	sdr_wire_encode(&p, buf);
+	put(dir, "nack", buf, SDR_WIRE_HDR_LEN + n);
+
+	memset(&p, 0, sizeof(p));
+	p.type = SDR_PKT_RNR;
+	p.dst_flow = 2;
+	p.src_flow = 1;
+	p.msg_seq = 9;
+	sdr_wire_encode(&p, buf);
+	put(dir, "rnr", buf, SDR_WIRE_HDR_LEN);
+	p.type = SDR_PKT_CLOSE;
+	sdr_wire_encode(&p, buf);
+	put(dir, "close", buf, SDR_WIRE_HDR_LEN);
+	return 0;
+}

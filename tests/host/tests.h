@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SDR_HOST_TESTS_H
+#define SDR_HOST_TESTS_H
+
+void test_wire(void);
+void test_bitmap(void);
+
+#endif
