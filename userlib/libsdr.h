@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * libsdr: userspace access to /dev/sdr (software-defined reliability over
+ * RDMA UD).  The library wraps the ioctls of uapi/sdr.h and the memory the
+ * kernel maps into the process; it holds no reliability logic of its own.
+ *
+ * Error convention (every call): functions returning int return 0 (or a
+ * documented non-negative value) on success and a negative errno on
+ * failure, as liburing does; constructors return NULL and set errno.
+ * -EAGAIN always means "not yet / no resources now, retry".
+ *
+ * Threads: a context and its flows may be used from one thread at a time;
+ * serialise calls on one context yourself.
+ */
+#ifndef LIBSDR_H
+#define LIBSDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdr.h"	/* uapi: struct sdr_endpoint, SDR_POLICY_*, SDR_STATUS_* */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * uapi/sdr.h numbers NONE, SR, EC and ADAPTIVE; "auto" (the kernel picks a
+ * policy per message) has no number there yet.  This is the value the
+ * library passes through for it; a kernel without it answers EOPNOTSUPP
+ * or EINVAL.
+ */
+#ifndef SDR_POLICY_AUTO
+#define SDR_POLICY_AUTO		4
+#endif
+
+struct sdr_ctx;
+struct sdr_flow;
+struct sdr_recv;
+
+/* sdr_open() attributes; a NULL attr means all defaults. */
+struct sdr_ctx_attr {
+	uint32_t port;		/* 0: the first RoCE port */
+	uint32_t cq_entries;	/* power of two 64..65536; 0: 4096 */
+	uint32_t flags;		/* SDR_CTX_* */
+	uint32_t reserved;	/* must be 0 */
+};
+
+/* Treat the name given to sdr_open() as a GID (or IPv4 address) only. */
+#define SDR_CTX_BY_GID		(1U << 0)
+
+struct sdr_ctx *sdr_open(const char *dev, const struct sdr_ctx_attr *attr);
+int sdr_close(struct sdr_ctx *ctx);
+int sdr_ctx_fd(const struct sdr_ctx *ctx);
+
+/* What SDR_IOC_BIND answered. */
+struct sdr_ctx_info {
+	char ibdev[SDR_DEVNAME_LEN];
+	uint8_t gid[SDR_GID_LEN];
+	uint32_t port;
+	uint32_t mtu;
+	uint32_t cq_entries;
+	uint32_t reserved;
+	uint64_t cq_overflow;	/* ring overflow counter (0 by design) */
+};
+int sdr_ctx_query(const struct sdr_ctx *ctx, struct sdr_ctx_info *info);
+
+/* sdr_flow_create() attributes; zero means "the kernel's default". */
+struct sdr_flow_attr {
+	uint32_t policy;	/* SDR_POLICY_* */
+	uint32_t mtu;		/* 0: the port's */
+	uint32_t chunk_size;	/* bytes per bitmap bit; 0: 16 packets */
+	uint32_t max_msg_size;	/* 1..1 GiB */
+	uint32_t max_msgs;	/* 1..1024 */
+	uint32_t reserved;	/* must be 0 */
+};
+
+/* The flow's geometry, as the kernel chose it. */
+struct sdr_flow_props {
+	uint32_t flow_id;
+	uint32_t policy;
+	uint32_t mtu;
+	uint32_t payload;	/* message bytes per packet */
+	uint32_t chunk_size;
+	uint32_t max_msg_size;
+	uint32_t max_msgs;
+	uint32_t slot_stride;	/* bytes between slots of both regions */
+};
+
+struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
+				 const struct sdr_flow_attr *attr);
+int sdr_flow_destroy(struct sdr_flow *flow);
+int sdr_flow_props(const struct sdr_flow *flow, struct sdr_flow_props *props);
+/* SDR_IOC_FLOW_INFO: state and counters (struct from uapi/sdr.h). */
+int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info);
+/* The endpoint blob to give the peer: sizeof(struct sdr_endpoint) bytes. */
+int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep);
+int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer);
+struct sdr_ctx *sdr_flow_ctx(const struct sdr_flow *flow);
+
+/*
+ * Sending.  The send region is max_msgs slots of slot_stride bytes; a send
+ * names a byte range of it, which must not change until the send's
+ * completion.  _ptr sends copy the bytes before returning.
+ */
+void *sdr_send_buf(struct sdr_flow *flow, size_t *len);
+void *sdr_send_slot(struct sdr_flow *flow, uint32_t i);
+int sdr_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
+		  uint32_t imm, uint64_t user_data, uint32_t *seq);
+int sdr_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
+		      uint32_t imm, uint64_t user_data, uint32_t *seq);
+
+/*
+ * Streaming: announce msg_len bytes, hand over parts as they become ready.
+ * addr is a send-region offset, or a pointer when flags has
+ * SDR_SEND_USER_PTR.  Every part but the last is a multiple of the payload.
+ */
+int sdr_send_stream_start(struct sdr_flow *flow, uint64_t msg_len,
+			  uint64_t addr, uint64_t len, uint32_t flags,
+			  uint32_t imm, uint64_t user_data, uint32_t *seq);
+int sdr_send_stream_continue(struct sdr_flow *flow, uint32_t seq,
+			     uint64_t addr, uint64_t len, uint32_t flags);
+int sdr_send_stream_end(struct sdr_flow *flow, uint32_t seq,
+			uint64_t addr, uint64_t len, uint32_t flags);
+
+/* One completion, as sdr_poll_cq() and sdr_send_poll() return it. */
+struct sdr_completion {
+	uint64_t user_data;
+	struct sdr_flow *flow;	/* NULL if the flow is gone */
+	struct sdr_recv *recv;	/* receive handle (SDR_CQE_RECV), else NULL */
+	uint32_t flow_id;
+	uint32_t seq;
+	uint32_t slot;
+	uint32_t len;
+	uint32_t imm;
+	uint8_t type;		/* SDR_CQE_SEND / SDR_CQE_RECV */
+	uint8_t status;		/* SDR_STATUS_* */
+	uint16_t reserved;
+};
+
+/* Up to max completions of the context; returns how many (>= 0). */
+int sdr_poll_cq(struct sdr_ctx *ctx, struct sdr_completion *out, int max);
+/* Up to max send completions of this flow only. */
+int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max);
+/* Sleep in poll(2) until a completion may be ready: 0 or -ETIMEDOUT. */
+int sdr_wait(struct sdr_ctx *ctx, int timeout_ms);
+
+/*
+ * Receiving.  The n-th receive posted on a flow takes the n-th message.
+ * The handle stays valid until sdr_recv_complete() recycles the slot.
+ */
+int sdr_recv_post(struct sdr_flow *flow, uint64_t user_data,
+		  struct sdr_recv **handle);
+int sdr_recv_imm_get(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len);
+int sdr_recv_bitmap_get(struct sdr_recv *h, const uint64_t **bitmap,
+			uint32_t *chunks);
+int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk);
+int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
+			  uint64_t *pkt_bits, uint32_t nwords,
+			  uint32_t *npkts);
+const void *sdr_recv_data(const struct sdr_recv *h);
+/* 0 and *status once the message completed, -EAGAIN before. */
+int sdr_recv_poll(struct sdr_recv *h, uint32_t *status);
+const struct sdr_recv_state *sdr_recv_state(const struct sdr_recv *h);
+uint32_t sdr_recv_seq(const struct sdr_recv *h);
+uint32_t sdr_recv_slot(const struct sdr_recv *h);
+uint64_t sdr_recv_user_data(const struct sdr_recv *h);
+int sdr_recv_complete(struct sdr_recv *h);
+
+/*
+ * Exchange endpoint blobs (or any len bytes) over TCP.  host NULL: listen
+ * on port and accept one peer; else connect to host:port, retrying while
+ * the peer is not listening yet.  timeout_ms < 0 waits forever.  With sock
+ * non-NULL the connected socket is handed back for the caller's own use.
+ */
+int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
+		     void *remote, size_t len, int timeout_ms, int *sock);
+
+/* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */
+const char *sdr_status_str(uint32_t status);
+const char *sdr_policy_str(uint32_t policy);
+/* Parse "none", "sr", "ec", "adaptive" (or a number); -EINVAL if unknown. */
+int sdr_policy_parse(const char *s, uint32_t *policy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBSDR_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * libsdr internals: the objects behind the opaque handles.
+ */
+#ifndef LIBSDR_INT_H
+#define LIBSDR_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libsdr.h"
+
+#define SDR_DEV_PATH	"/dev/sdr"
+
+struct sdr_recv {
+	struct sdr_flow *flow;
+	uint32_t slot;
+	uint32_t seq;
+	uint32_t gen;
+	bool posted;		/* between sdr_recv_post and _complete */
+	uint64_t user_data;
+	const struct sdr_recv_state *state;
+	const uint64_t *chunk_bm;
+	const uint64_t *pkt_bm;
+	const uint8_t *data;
+};
+
+struct sdr_flow {
+	struct sdr_ctx *ctx;
+	struct sdr_flow *next;		/* in ctx->flows */
+	struct sdr_flow_props props;
+	struct sdr_endpoint ep;
+	uint8_t *recv_map;
+	size_t recv_size;
+	uint8_t *send_map;
+	size_t send_size;
+	uint8_t *state_map;
+	size_t state_size;
+	uint32_t state_stride;
+	uint32_t chunk_bitmap;
+	uint32_t pkt_bitmap;
+	bool send_polled;		/* sdr_send_poll() was used */
+	struct sdr_recv *recvs;		/* max_msgs handles, by slot */
+};
+
+/* Completions taken off the ring for someone else, in ring order. */
+struct sdr_backlog {
+	struct sdr_completion *ent;
+	uint32_t cap;			/* power of two */
+	uint32_t head, tail;		/* free-running */
+};
+
+struct sdr_ctx {
+	int fd;
+	struct sdr_ctx_info info;
+	uint8_t *ring_map;
+	size_t ring_size;
+	uint32_t *ring_head;
+	const uint32_t *ring_tail;
+	const uint32_t *ring_overflow;
+	const struct sdr_cqe *cqes;
+	uint32_t ring_mask;
+	bool cq_polled;			/* sdr_poll_cq() was used */
+	struct sdr_flow *flows;
+	struct sdr_backlog backlog;
+};
+
+int sdr__ioctl(int fd, unsigned long cmd, void *arg);
+struct sdr_flow *sdr__flow_by_id(struct sdr_ctx *ctx, uint32_t id);
+void sdr__backlog_drop_flow(struct sdr_ctx *ctx, struct sdr_flow *flow);
+
+#endif /* LIBSDR_INT_H */

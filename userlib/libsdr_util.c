@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * libsdr: conveniences with no kernel counterpart - exchanging endpoint
+ * blobs over TCP, and names for the uapi constants.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libsdr_int.h"
+
+#define XCHG_MAGIC	0x58524453u	/* "SDRX" */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int left_ms(int64_t deadline)
+{
+	int64_t l;
+
+	if (deadline < 0)
+		return -1;
+	l = deadline - mono_ms();
+	if (l < 0)
+		return 0;
+	return l > 1000000000 ? 1000000000 : (int)l;
+}
+
+static int wait_fd(int fd, short ev, int64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+	int ret;
+
+	do {
+		ret = poll(&p, 1, left_ms(deadline));
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	return ret ? 0 : -ETIMEDOUT;
+}
+
+static int io_all(int fd, void *buf, size_t len, bool wr, int64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int ret = wait_fd(fd, wr ? POLLOUT : POLLIN, deadline);
+
+		if (ret)
+			return ret;
+		n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int tcp_listen_accept(uint16_t port, int64_t deadline)
+{
+	struct sockaddr_in6 a;
+	int one = 1, zero = 0, ls, fd, ret;
+
+	ls = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ls < 0)
+		return -errno;
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* Dual stack: accept IPv4 peers too. */
+	setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	memset(&a, 0, sizeof(a));
+	a.sin6_family = AF_INET6;
+	a.sin6_addr = in6addr_any;
+	a.sin6_port = htons(port);
+	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1)) {
+		ret = -errno;
+		close(ls);
+		return ret;
+	}
+	ret = wait_fd(ls, POLLIN, deadline);
+	if (ret) {
+		close(ls);
+		return ret;
+	}
+	fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	ret = fd < 0 ? -errno : fd;
+	close(ls);
+	return ret;
+}
+
+static int tcp_connect(const char *host, uint16_t port, int64_t deadline)
+{
+	struct addrinfo hints, *res, *ai;
+	char ports[8];
+	int ret;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(ports, sizeof(ports), "%u", port);
+	ret = getaddrinfo(host, ports, &hints, &res);
+	if (ret)
+		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+
+	/* The server may not listen yet: retry refused connects. */
+	for (;;) {
+		ret = -EHOSTUNREACH;
+		for (ai = res; ai; ai = ai->ai_next) {
+			int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+					ai->ai_protocol);
+
+			if (fd < 0) {
+				ret = -errno;
+				continue;
+			}
+			if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+				freeaddrinfo(res);
+				return fd;
+			}
+			ret = -errno;
+			close(fd);
+		}
+		if (ret != -ECONNREFUSED && ret != -ENETUNREACH &&
+		    ret != -EHOSTUNREACH && ret != -ETIMEDOUT)
+			break;
+		if (deadline >= 0 && mono_ms() >= deadline) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		usleep(100 * 1000);
+	}
+	freeaddrinfo(res);
+	return ret;
+}
+
+int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
+		     void *remote, size_t len, int timeout_ms, int *sock)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+	uint32_t hdr[2], peer[2];
+	int fd, one = 1, ret;
+
+	if ((!local || !remote) && len)
+		return -EINVAL;
+	if (len > UINT32_MAX)
+		return -EINVAL;
+	fd = host ? tcp_connect(host, port, deadline) :
+		    tcp_listen_accept(port, deadline);
+	if (fd < 0)
+		return fd;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+	hdr[0] = htonl(XCHG_MAGIC);
+	hdr[1] = htonl((uint32_t)len);
+	ret = io_all(fd, hdr, sizeof(hdr), true, deadline);
+	if (!ret)
+		ret = io_all(fd, (void *)local, len, true, deadline);
+	if (!ret)
+		ret = io_all(fd, peer, sizeof(peer), false, deadline);
+	if (!ret && (ntohl(peer[0]) != XCHG_MAGIC || ntohl(peer[1]) != len))
+		ret = -EPROTO;
+	if (!ret)
+		ret = io_all(fd, remote, len, false, deadline);
+	if (ret || !sock)
+		close(fd);
+	else
+		*sock = fd;
+	return ret;
+}
+
+const char *sdr_status_str(uint32_t status)
+{
+	switch (status) {
+	case SDR_STATUS_OK:		return "ok";
+	case SDR_STATUS_PARTIAL:	return "partial";
+	case SDR_STATUS_FAILED:		return "failed";
+	case SDR_STATUS_FLUSHED:	return "flushed";
+	}
+	return "unknown";
+}
+
+static const char *const policy_names[] = {
+	[SDR_POLICY_NONE]	= "none",
+	[SDR_POLICY_SR]		= "sr",
+	[SDR_POLICY_EC]		= "ec",
+	[SDR_POLICY_ADAPTIVE]	= "adaptive",
+	[SDR_POLICY_AUTO]	= "auto",
+};
+
+const char *sdr_policy_str(uint32_t policy)
+{
+	if (policy < sizeof(policy_names) / sizeof(policy_names[0]) &&
+	    policy_names[policy])
+		return policy_names[policy];
+	return "unknown";
+}
+
+int sdr_policy_parse(const char *s, uint32_t *policy)
+{
+	uint32_t i;
+	char *end;
+	unsigned long v;
+
+	if (!s || !policy)
+		return -EINVAL;
+	for (i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
+		if (policy_names[i] && !strcasecmp(s, policy_names[i])) {
+			*policy = i;
+			return 0;
+		}
+	}
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (!*s || *end || errno || v > UINT32_MAX)
+		return -EINVAL;
+	*policy = (uint32_t)v;
+	return 0;
+}
