@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_ioctl: the /dev/sdr contract of uapi/sdr.h, failure by failure, with
+ * raw ioctls and mmaps only (no libsdr), iommufd-selftest style: every
+ * command gets size-1, size+1 with garbage, size+1 with zero, an unknown
+ * flag and a non-zero __reserved; then each command's own errors.
+ */
+#include <poll.h>
+#include <stddef.h>
+#include <sys/resource.h>
+
+#include "harness.h"
+#include "util.h"
+
+#define MSG	65536
+#define NMSGS	4
+#define BIG_FLAG (1U << 31)
+
+FIXTURE(env) {
+	int fa, fb;			/* bound to dev0 / dev1 */
+	struct sdr_bind ba, bb;
+};
+
+FIXTURE_SETUP(env)
+{
+	self->fa = sdr_dev_open();
+	if (self->fa < 0 && (errno == ENOENT || errno == ENODEV))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_GE(self->fa, 0);
+	self->fb = sdr_dev_open();
+	ASSERT_GE(self->fb, 0);
+	ASSERT_ERRNO(raw_bind(self->fa, dev0(), 0, &self->ba), 0);
+	ASSERT_ERRNO(raw_bind(self->fb, dev1(), 0, &self->bb), 0);
+}
+
+FIXTURE_TEARDOWN(env)
+{
+	close(self->fa);
+	close(self->fb);
+}
+
+/* Two flows, one per context, connected to each other. */
+static void make_pair(struct env_fixture *self, uint32_t max_msg, uint32_t n,
+		      struct sdr_flow_create *a, struct sdr_flow_create *b)
+{
+	ASSERT_ERRNO(raw_flow_create(self->fa, max_msg, n, a), 0);
+	ASSERT_ERRNO(raw_flow_create(self->fb, max_msg, n, b), 0);
+	ASSERT_ERRNO(raw_connect(self->fa, a->flow_id, &b->ep), 0);
+	ASSERT_ERRNO(raw_connect(self->fb, b->flow_id, &a->ep), 0);
+}
+
+/*
+ * The size/flags/__reserved matrix.  fill() writes a valid argument for
+ * the command into buf (creating whatever objects it needs, fresh each
+ * time) and returns the fd to issue it on.
+ */
+struct cmd_desc {
+	const char *name;
+	unsigned long cmd;
+	uint32_t size;
+	long reserved_off;	/* -1: no __reserved field */
+	int (*fill)(struct env_fixture *self, void *buf);
+};
+
+static int fill_bind(struct env_fixture *self, void *buf)
+{
+	struct sdr_bind *b = buf;
+	int fd = sdr_dev_open();
+
+	(void)self;
+	ASSERT_GE(fd, 0);
+	memset(b, 0, sizeof(*b));
+	b->size = sizeof(*b);
+	snprintf((char *)b->ibdev, sizeof(b->ibdev), "%s", dev0());
+	return fd;
+}
+
+static int fill_create(struct env_fixture *self, void *buf)
+{
+	flow_create_arg(buf, SDR_POLICY_NONE, MSG, NMSGS);
+	return self->fa;
+}
+
+static int fill_connect(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_flow_connect *c = buf;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	ASSERT_ERRNO(raw_flow_create(self->fb, MSG, NMSGS, &b), 0);
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->flow_id = a.flow_id;
+	c->peer = b.ep;
+	return self->fa;
+}
+
+static int fill_destroy(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a;
+	struct sdr_flow_destroy *d = buf;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->flow_id = a.flow_id;
+	return self->fa;
+}
+
+static int fill_info(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a;
+	struct sdr_flow_info *fi = buf;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	memset(fi, 0, sizeof(*fi));
+	fi->size = sizeof(*fi);
+	fi->flow_id = a.flow_id;
+	return self->fa;
+}
+
+static int fill_recv_post(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_recv_post *p = buf;
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
+	p->flow_id = b.flow_id;
+	p->user_data = 7;
+	return self->fb;
+}
+
+static int fill_recv_complete(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_recv_complete *c = buf;
+	struct sdr_recv_post p;
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 1, &p), 0);
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->flow_id = b.flow_id;
+	c->slot = p.slot;
+	c->seq = p.seq;
+	return self->fb;
+}
+
+static int fill_send(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_send_post *s = buf;
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->flow_id = a.flow_id;
+	s->addr = 0;
+	s->len = 100;
+	return self->fa;
+}
+
+static const struct cmd_desc cmds[] = {
+	{ "BIND", SDR_IOC_BIND, sizeof(struct sdr_bind),
+	  offsetof(struct sdr_bind, __reserved), fill_bind },
+	{ "FLOW_CREATE", SDR_IOC_FLOW_CREATE, sizeof(struct sdr_flow_create),
+	  offsetof(struct sdr_flow_create, __reserved), fill_create },
+	{ "FLOW_CONNECT", SDR_IOC_FLOW_CONNECT, sizeof(struct sdr_flow_connect),
+	  offsetof(struct sdr_flow_connect, __reserved), fill_connect },
+	{ "FLOW_DESTROY", SDR_IOC_FLOW_DESTROY, sizeof(struct sdr_flow_destroy),
+	  offsetof(struct sdr_flow_destroy, __reserved), fill_destroy },
+	{ "FLOW_INFO", SDR_IOC_FLOW_INFO, sizeof(struct sdr_flow_info),
+	  offsetof(struct sdr_flow_info, __reserved), fill_info },
+	{ "RECV_POST", SDR_IOC_RECV_POST, sizeof(struct sdr_recv_post),
+	  -1, fill_recv_post },
+	{ "RECV_COMPLETE", SDR_IOC_RECV_COMPLETE, sizeof(struct sdr_recv_complete),
+	  offsetof(struct sdr_recv_complete, __reserved), fill_recv_complete },
+	{ "SEND_POST", SDR_IOC_SEND_POST, sizeof(struct sdr_send_post),
+	  offsetof(struct sdr_send_post, __reserved), fill_send },
+};
+
+static void size_matrix(struct env_fixture *self, const struct cmd_desc *d)
+{
+	uint8_t buf[1024];
+	uint32_t *hdr = (uint32_t *)buf;
+	int fd;
+
+	TH_LOG("%s: size %u", d->name, d->size);
+#define CASE(what, mutate, expect) do { \
+	memset(buf, 0, sizeof(buf)); \
+	fd = d->fill(self, buf); \
+	mutate; \
+	errno = 0; \
+	if ((ioctl(fd, d->cmd, buf) < 0 ? errno : 0) != (expect)) { \
+		TH_LOG("%s %s: expected %s, got %s", d->name, what, \
+		       (expect) ? strerror(expect) : "success", \
+		       errno ? strerror(errno) : "success"); \
+		th_failed = 1; \
+	} \
+} while (0)
+	CASE("size-1", hdr[0] = d->size - 1, EINVAL);
+	CASE("size 0", hdr[0] = 0, EINVAL);
+	CASE("size 8 (header only)", hdr[0] = 8, EINVAL);
+	CASE("size+1 non-zero tail", (hdr[0] = d->size + 1, buf[d->size] = 0xa5), E2BIG);
+	CASE("size+64 non-zero last byte",
+	     (hdr[0] = d->size + 64, buf[d->size + 63] = 1), E2BIG);
+	CASE("unknown flag", hdr[1] |= BIG_FLAG, EOPNOTSUPP);
+	if (d->reserved_off >= 0)
+		CASE("__reserved != 0", buf[d->reserved_off] = 1, EINVAL);
+	CASE("size+1 zero tail", (hdr[0] = d->size + 1, buf[d->size] = 0), 0);
+	CASE("size+512 zero tail", hdr[0] = d->size + 512, 0);
+	CASE("exact size", (void)0, 0);
+#undef CASE
+}
+
+TEST_F(env, size_flags_reserved_matrix)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		size_matrix(self, &cmds[i]);
+}
+
+TEST_F(env, size_page_beyond_is_efault_or_e2big)
+{
+	/* An argument that claims more bytes than are mapped. */
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct sdr_flow_info *fi;
+
+	ASSERT_TRUE(m != MAP_FAILED);
+	ASSERT_EQ(munmap(m + pg, pg), 0);
+	fi = (struct sdr_flow_info *)(m + pg - sizeof(*fi));
+	memset(fi, 0, sizeof(*fi));
+	fi->size = sizeof(*fi) + 64;	/* tail runs into the hole */
+	fi->flow_id = 1;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_INFO, fi), EFAULT);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_INFO, NULL), EFAULT);
+	munmap(m, pg);
+}
+
+TEST(unbound_is_ebadfd)
+{
+	uint8_t buf[512];
+	int fd = sdr_dev_open();
+	size_t i;
+
+	ASSERT_GE(fd, 0);
+	for (i = 1; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		memset(buf, 0, sizeof(buf));
+		*(uint32_t *)buf = cmds[i].size;
+		((uint32_t *)buf)[2] = 1;	/* flow_id of most structs */
+		errno = 0;
+		if (ioctl(fd, cmds[i].cmd, buf) == 0 || errno != EBADFD) {
+			TH_LOG("%s unbound: expected EBADFD, got %s", cmds[i].name,
+			       strerror(errno));
+			th_failed = 1;
+		}
+	}
+	/* Nothing to map either. */
+	EXPECT_TRUE(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+	close(fd);
+}
+
+TEST(unknown_ioctl_enotty)
+{
+	struct sdr_bind b;
+	int fd = sdr_dev_open();
+
+	ASSERT_GE(fd, 0);
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x08), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC + 1, 0x00), &b), ENOTTY);
+	/* The size must not be encoded: _IOWR of a known nr is another ioctl. */
+	EXPECT_ERRNO(ioctl(fd, _IOWR(SDR_IOC_MAGIC, 0x00, struct sdr_bind), &b), ENOTTY);
+	ASSERT_ERRNO(raw_bind(fd, dev0(), 0, NULL), 0);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, TCGETS, &b), ENOTTY);
+	close(fd);
+}
+
+TEST(bind_errors_and_outputs)
+{
+	struct sdr_bind b, b2;
+	int fd = sdr_dev_open(), fd2;
+
+	ASSERT_GE(fd, 0);
+	EXPECT_ERRNO(raw_bind(fd, "no_such_dev", 0, NULL), ENODEV);
+	EXPECT_ERRNO(raw_bind(fd, dev0(), 100, NULL), EINVAL);
+	EXPECT_ERRNO(raw_bind(fd, dev0(), 32, NULL), EINVAL);
+	EXPECT_ERRNO(raw_bind(fd, dev0(), 131072, NULL), EINVAL);
+	EXPECT_ERRNO(raw_bind(fd, dev0(), 3, NULL), EINVAL);
+
+	/* Name not NUL-terminated. */
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	memset(b.ibdev, 'r', sizeof(b.ibdev));
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_BIND, &b), EINVAL);
+
+	/* Unknown GID. */
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	b.flags = SDR_BIND_BY_GID;
+	b.gid[0] = 0x20;
+	b.gid[1] = 0x01;
+	b.gid[2] = 0x0d;
+	b.gid[3] = 0xb8;
+	b.gid[15] = 0x77;
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_BIND, &b), ENODEV);
+
+	/* Failed binds leave it unbound: a good one still works. */
+	ASSERT_ERRNO(raw_bind(fd, dev0(), 0, &b), 0);
+	EXPECT_EQ(strcmp((char *)b.ibdev, dev0()), 0);
+	EXPECT_EQ(b.cq_entries, 4096);
+	EXPECT_GE(b.port, 1);
+	EXPECT_GE(b.mtu, 256);
+	EXPECT_LE(b.mtu, 4096);
+	EXPECT_EQ(b.mtu & (b.mtu - 1), 0);
+	EXPECT_GT(b.ring_size, 0);
+	EXPECT_GE(b.ring_size, b.ring.cqes + 4096ULL * sizeof(struct sdr_cqe));
+	EXPECT_NE(b.ring.head / 64, b.ring.tail / 64);	/* own cache lines */
+	{
+		static const uint8_t zero[SDR_GID_LEN];
+
+		EXPECT_NE(memcmp(b.gid, zero, SDR_GID_LEN), 0);
+	}
+
+	/* Double bind. */
+	EXPECT_ERRNO(raw_bind(fd, dev0(), 0, NULL), EBUSY);
+	EXPECT_ERRNO(raw_bind(fd, dev1(), 0, NULL), EBUSY);
+
+	/* By GID finds the same device. */
+	fd2 = sdr_dev_open();
+	ASSERT_GE(fd2, 0);
+	memset(&b2, 0, sizeof(b2));
+	b2.size = sizeof(b2);
+	b2.flags = SDR_BIND_BY_GID;
+	memcpy(b2.gid, b.gid, SDR_GID_LEN);
+	b2.cq_entries = 64;
+	EXPECT_ERRNO(ioctl(fd2, SDR_IOC_BIND, &b2), 0);
+	EXPECT_EQ(strcmp((char *)b2.ibdev, dev0()), 0);
+	EXPECT_EQ(b2.cq_entries, 64);
+	EXPECT_EQ(memcmp(b2.gid, b.gid, SDR_GID_LEN), 0);
+	close(fd2);
+
+	/* The largest ring. */
+	fd2 = sdr_dev_open();
+	ASSERT_GE(fd2, 0);
+	EXPECT_ERRNO(raw_bind(fd2, dev1(), 65536, &b2), 0);
+	EXPECT_EQ(b2.cq_entries, 65536);
+	close(fd2);
+	close(fd);
+}
+
+TEST_F(env, flow_create_errors_and_outputs)
+{
+	struct sdr_flow_create c;
+	uint32_t payload;
+	int ret;
+
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS);
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	payload = c.payload;
+	EXPECT_GT(payload, 0);
+	EXPECT_LT(payload, c.mtu);
+	EXPECT_EQ(c.mtu, self->ba.mtu);
+	EXPECT_EQ(c.chunk_size, 16 * payload);
+	EXPECT_EQ(c.ep.magic, SDR_EP_MAGIC);
+	EXPECT_EQ(c.ep.abi, SDR_ABI_VERSION);
+	EXPECT_EQ(c.ep.flow_id, c.flow_id);
+	EXPECT_EQ(c.ep.payload, payload);
+	EXPECT_EQ(c.ep.chunk_size, c.chunk_size);
+	EXPECT_EQ(c.ep.max_msg_size, MSG);
+	EXPECT_EQ(c.ep.max_msgs, NMSGS);
+	EXPECT_EQ(c.ep.policy, SDR_POLICY_NONE);
+	EXPECT_EQ(memcmp(c.ep.gid, self->ba.gid, SDR_GID_LEN), 0);
+	EXPECT_GE(c.slot_stride, MSG);
+	EXPECT_GE(c.recv_size, (uint64_t)NMSGS * c.slot_stride);
+	EXPECT_GE(c.send_size, (uint64_t)NMSGS * c.slot_stride);
+	EXPECT_GE(c.state_stride, sizeof(struct sdr_recv_state));
+	EXPECT_GE(c.state_size, (uint64_t)NMSGS * c.state_stride);
+	EXPECT_GE(c.chunk_bitmap, sizeof(struct sdr_recv_state));
+	EXPECT_GE(c.pkt_bitmap, sizeof(struct sdr_recv_state));
+	EXPECT_NE(c.recv_offset, c.send_offset);
+	EXPECT_NE(c.recv_offset, c.state_offset);
+	EXPECT_NE(c.send_offset, c.state_offset);
+
+#define BAD(field, val, err) do { \
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS); \
+	c.field = (val); \
+	errno = 0; \
+	ret = ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c) ? errno : 0; \
+	if (ret != (err)) { \
+		TH_LOG("FLOW_CREATE %s=%llu: expected %s, got %s", #field, \
+		       (unsigned long long)(val), strerror(err), \
+		       ret ? strerror(ret) : "success"); \
+		th_failed = 1; \
+	} \
+} while (0)
+	BAD(mtu, 100, EINVAL);
+	BAD(mtu, 128, EINVAL);
+	BAD(mtu, 300, EINVAL);
+	BAD(mtu, 8192, EINVAL);
+	if (self->ba.mtu < 4096)
+		BAD(mtu, self->ba.mtu * 2, EINVAL);
+	BAD(max_msg_size, 0, EINVAL);
+	BAD(max_msg_size, (1U << 30) + 1, EINVAL);
+	BAD(max_msgs, 0, EINVAL);
+	BAD(max_msgs, 1025, EINVAL);
+	BAD(chunk_size, payload + 1, EINVAL);
+	BAD(chunk_size, payload / 2, EINVAL);
+	BAD(chunk_size, 1025 * payload, EINVAL);
+	BAD(policy, 1000, EINVAL);
+#undef BAD
+	/* Boundaries that must work. */
+	flow_create_arg(&c, SDR_POLICY_NONE, 1, 1);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS);
+	c.mtu = 256;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.mtu, 256);
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS);
+	c.chunk_size = payload;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.chunk_size, payload);
+	flow_create_arg(&c, SDR_POLICY_NONE, 1 << 20, NMSGS);
+	c.chunk_size = 1024 * payload;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+
+	/* Policies this module may not have yet: EOPNOTSUPP or success. */
+	for (uint32_t pol = SDR_POLICY_SR; pol <= SDR_POLICY_ADAPTIVE; pol++) {
+		flow_create_arg(&c, pol, MSG, NMSGS);
+		errno = 0;
+		ret = ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c) ? errno : 0;
+		TH_LOG("policy %u: %s", pol, ret ? strerror(ret) : "supported");
+		EXPECT_TRUE(ret == 0 || ret == EOPNOTSUPP);
+	}
+
+	/* max_msgs * max_msg_size beyond max_region_mb. */
+	flow_create_arg(&c, SDR_POLICY_NONE, 1U << 30, 1024);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), ENOMEM);
+}
+
+TEST(flow_create_enospc)
+{
+	struct sdr_flow_create c;
+	int fd = sdr_dev_open();
+
+	ASSERT_GE(fd, 0);
+	ASSERT_ERRNO(raw_bind(fd, dev0(), 64, NULL), 0);
+	/* 2 * 32 = 64 completions: the ring is fully spoken for. */
+	EXPECT_ERRNO(raw_flow_create(fd, 4096, 32, &c), 0);
+	EXPECT_ERRNO(raw_flow_create(fd, 4096, 1, &c), ENOSPC);
+	close(fd);
+}
+
+TEST_F(env, connect_errors)
+{
+	struct sdr_flow_create a, b, x;
+	struct sdr_endpoint ep;
+	struct sdr_flow_info fi;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	ASSERT_ERRNO(raw_flow_create(self->fb, MSG, NMSGS, &b), 0);
+	ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
+	EXPECT_EQ(fi.state, SDR_FLOW_IDLE);
+
+#define BADEP(mut, err) do { \
+	ep = b.ep; \
+	mut; \
+	EXPECT_ERRNO(raw_connect(self->fa, a.flow_id, &ep), err); \
+} while (0)
+	BADEP(ep.magic ^= 1, EINVAL);
+	BADEP(ep.abi = SDR_ABI_VERSION + 1, EINVAL);
+	BADEP(ep.payload -= 1, EINVAL);
+	BADEP(ep.chunk_size *= 2, EINVAL);
+	BADEP(ep.max_msg_size /= 2, EINVAL);
+	BADEP(ep.max_msgs += 1, EINVAL);
+	BADEP(ep.policy = SDR_POLICY_SR, EINVAL);
+	/* A GID nobody has: no route, or at least no hang. */
+	ep = b.ep;
+	memset(ep.gid, 0, sizeof(ep.gid));
+	ep.gid[10] = ep.gid[11] = 0xff;
+	ep.gid[12] = 203;
+	ep.gid[14] = 113;
+	ep.gid[15] = 9;
+	errno = 0;
+	if (raw_connect(self->fa, a.flow_id, &ep)) {
+		EXPECT_EQ(errno, EHOSTUNREACH);
+	} else {
+		TH_LOG("connect to an unroutable GID succeeded (AH created lazily?)");
+		/* It is connected now: use a fresh flow for the rest. */
+		ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	}
+#undef BADEP
+	/* Still idle after all the failures. */
+	ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
+	EXPECT_EQ(fi.state, SDR_FLOW_IDLE);
+
+	ASSERT_ERRNO(raw_connect(self->fa, a.flow_id, &b.ep), 0);
+	ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
+	EXPECT_EQ(fi.state, SDR_FLOW_CONNECTED);
+	EXPECT_EQ(fi.peer_flow_id, b.flow_id);
+	EXPECT_EQ(fi.policy, SDR_POLICY_NONE);
+	EXPECT_ERRNO(raw_connect(self->fa, a.flow_id, &b.ep), EISCONN);
+	/* Another flow of ours is not affected. */
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &x), 0);
+	EXPECT_ERRNO(raw_connect(self->fa, x.flow_id, &b.ep), 0);
+}
+
+TEST_F(env, enoent_foreign_and_stale_flow_ids)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_recv_post rp;
+	struct sdr_flow_info fi;
+	uint32_t ids[3], seq = 1;
+	int fresh, i;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	ASSERT_ERRNO(raw_flow_create(self->fb, MSG, NMSGS, &b), 0);
+	/* A context with no flows: any id, including b's, is foreign. */
+	fresh = sdr_dev_open();
+	ASSERT_GE(fresh, 0);
+	ASSERT_ERRNO(raw_bind(fresh, dev0(), 0, NULL), 0);
+	ids[0] = a.flow_id;
+	ids[1] = b.flow_id;
+	ids[2] = 0xdeadbeef;
+	for (i = 0; i < 3; i++) {
+		EXPECT_ERRNO(raw_info(fresh, ids[i], &fi), ENOENT);
+		EXPECT_ERRNO(raw_connect(fresh, ids[i], &a.ep), ENOENT);
+		EXPECT_ERRNO(raw_recv_post(fresh, ids[i], 0, &rp), ENOENT);
+		EXPECT_ERRNO(raw_recv_complete(fresh, ids[i], 0, 0), ENOENT);
+		EXPECT_ERRNO(raw_send(fresh, ids[i], 0, 0, 1, 0, NULL), ENOENT);
+		EXPECT_ERRNO(raw_send(fresh, ids[i], SDR_SEND_STREAM_CONT, 0, 1, 0, &seq), ENOENT);
+		EXPECT_ERRNO(raw_destroy(fresh, ids[i]), ENOENT);
+	}
+	close(fresh);
+	/* b's flow is untouched by all that. */
+	ASSERT_ERRNO(raw_info(self->fb, b.flow_id, &fi), 0);
+	EXPECT_EQ(fi.state, SDR_FLOW_IDLE);
+
+	/* Stale: destroyed. */
+	ASSERT_ERRNO(raw_destroy(self->fa, a.flow_id), 0);
+	EXPECT_ERRNO(raw_info(self->fa, a.flow_id, &fi), ENOENT);
+	EXPECT_ERRNO(raw_destroy(self->fa, a.flow_id), ENOENT);
+	EXPECT_ERRNO(raw_connect(self->fa, a.flow_id, &b.ep), ENOENT);
+	EXPECT_ERRNO(raw_recv_post(self->fa, a.flow_id, 0, &rp), ENOENT);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, 1, 0, NULL), ENOENT);
+	/* A new flow does not resurrect the old id. */
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+	EXPECT_NE(a.flow_id, ids[0]);
+}
+
+TEST_F(env, send_errors)
+{
+	struct sdr_flow_create a, b, idle;
+	uint32_t seq = 0, seqs[NMSGS], p;
+	uint8_t *buf;
+	int i;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &idle), 0);
+	EXPECT_ERRNO(raw_send(self->fa, idle.flow_id, 0, 0, 10, 0, NULL), ENOTCONN);
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	p = a.payload;
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, 0, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, MSG + 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, a.send_size - 10, 11, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, a.send_size, 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, UINT64_MAX - 5, 10, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, UINT64_MAX, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id,
+			      SDR_SEND_STREAM_START | SDR_SEND_STREAM_END, 0, p, 2 * p, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id,
+			      SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END, 0, p, 0, &seq), EINVAL);
+	/* User pointers. */
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, 0, 100, 0, NULL), EFAULT);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, 4096, 100, 0, NULL), EFAULT);
+	buf = malloc(MSG + 1);
+	ASSERT_TRUE(buf);
+	memset(buf, 0x5a, MSG + 1);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, (uintptr_t)buf, MSG + 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, (uintptr_t)buf, 0, 0, NULL), EINVAL);
+
+	/* Streams: alignment, bounds, unknown seq. */
+	seq = 0x7fffffff;
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END, 0, p, 0, &seq), ESTALE);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p + 1, 4 * p, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, MSG + 1, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, 5 * p, 4 * p, &seq), EINVAL);
+	ASSERT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, 4 * p, &seq), 0);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, p + 1, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, 4 * p, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END, p, p, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, p, 0, &seq), 0);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END, 2 * p, 2 * p, 0, &seq), 0);
+	/* Closed now. */
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
+
+	/* EAGAIN: NMSGS open streams hold every send. */
+	for (i = 0; i < NMSGS; i++) {
+		int err = raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START,
+				   0, p, 2 * p, &seqs[i]) ? errno : 0;
+
+		if (err == EAGAIN && i > 0) {
+			/* The first stream may still be in flight. */
+			usleep(200000);
+			err = raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START,
+				       0, p, 2 * p, &seqs[i]) ? errno : 0;
+		}
+		ASSERT_EQ(err, 0);
+	}
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, 10, 0, NULL), EAGAIN);
+	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, 2 * p, &seq), EAGAIN);
+	for (i = 0; i < NMSGS; i++)
+		EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END,
+				      p, p, 0, &seqs[i]), 0);
+	free(buf);
+}
+
+TEST_F(env, recv_errors)
+{
+	struct sdr_flow_create a, b, idle;
+	struct sdr_recv_post p[NMSGS + 1];
+	struct sdr_recv_post extra;
+	int i;
+
+	ASSERT_ERRNO(raw_flow_create(self->fb, MSG, NMSGS, &idle), 0);
+	EXPECT_ERRNO(raw_recv_post(self->fb, idle.flow_id, 0, &extra), ENOTCONN);
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	for (i = 0; i < NMSGS; i++) {
+		ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 100 + i, &p[i]), 0);
+		EXPECT_LT(p[i].slot, NMSGS);
+		if (i)
+			EXPECT_EQ(p[i].seq, p[i - 1].seq + 1);
+	}
+	EXPECT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0, &extra), EAGAIN);
+
+	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, NMSGS, p[0].seq), EINVAL);
+	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, UINT32_MAX, p[0].seq), EINVAL);
+	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, p[0].slot, p[0].seq + 1000), ESTALE);
+	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, p[1].slot, p[0].seq), ESTALE);
+	ASSERT_ERRNO(raw_recv_complete(self->fb, b.flow_id, p[0].slot, p[0].seq), 0);
+	/* Completed twice: stale. */
+	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, p[0].slot, p[0].seq), ESTALE);
+	/* The slot is free again; a new post gets a new seq and generation. */
+	ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0, &extra), 0);
+	EXPECT_NE(extra.seq, p[0].seq);
+	if (extra.slot == p[0].slot)
+		EXPECT_NE(extra.gen, p[0].gen);
+	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, extra.slot, p[0].seq), ESTALE);
+}
+
+/* Mapping rules: offsets are cookies, sizes exact, read-only areas stay so. */
+TEST_F(env, mmap_rules)
+{
+	struct sdr_flow_create a;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
+
+#define MAPS(off, sz, prot, err) do { \
+	errno = 0; \
+	m = mmap(NULL, (sz), (prot), MAP_SHARED, self->fa, (off_t)(off)); \
+	if (m == MAP_FAILED) { \
+		if (errno != (err)) { \
+			TH_LOG("mmap(%s, %s): expected %s, got %s", #off, #sz, \
+			       (err) ? strerror(err) : "success", strerror(errno)); \
+			th_failed = 1; \
+		} \
+	} else { \
+		if (err) { \
+			TH_LOG("mmap(%s, %s): expected %s, got success", \
+			       #off, #sz, strerror(err)); \
+			th_failed = 1; \
+		} \
+		munmap(m, (sz)); \
+	} \
+} while (0)
+	/* Wrong sizes. */
+	MAPS(a.recv_offset, a.recv_size + pg, PROT_READ, EINVAL);
+	MAPS(a.recv_offset, a.recv_size - pg, PROT_READ, EINVAL);
+	MAPS(a.send_offset, a.send_size + pg, PROT_READ | PROT_WRITE, EINVAL);
+	MAPS(a.state_offset, pg / 2 + a.state_size, PROT_READ, EINVAL);
+	MAPS(self->ba.ring_offset, self->ba.ring_size + pg, PROT_READ | PROT_WRITE, EINVAL);
+	/* Offsets that are no cookie. */
+	MAPS(a.recv_offset + pg, a.recv_size, PROT_READ, EINVAL);
+	MAPS(0x7ff000000000ULL, a.recv_size, PROT_READ, EINVAL);
+	MAPS(a.send_offset + 64 * pg, a.send_size, PROT_READ, EINVAL);
+	/* Read-only areas. */
+	MAPS(a.recv_offset, a.recv_size, PROT_READ | PROT_WRITE, EACCES);
+	MAPS(a.state_offset, a.state_size, PROT_READ | PROT_WRITE, EACCES);
+	MAPS(a.recv_offset, a.recv_size, PROT_READ, 0);
+	MAPS(a.state_offset, a.state_size, PROT_READ, 0);
+	MAPS(a.send_offset, a.send_size, PROT_READ | PROT_WRITE, 0);
+	MAPS(self->ba.ring_offset, self->ba.ring_size, PROT_READ | PROT_WRITE, 0);
+#undef MAPS
+	/* A later mprotect to writable is refused too. */
+	m = mmap(NULL, a.recv_size, PROT_READ, MAP_SHARED, self->fa, (off_t)a.recv_offset);
+	ASSERT_TRUE(m != MAP_FAILED);
+	EXPECT_ERRNO(mprotect(m, a.recv_size, PROT_READ | PROT_WRITE), EACCES);
+	munmap(m, a.recv_size);
+	m = mmap(NULL, a.state_size, PROT_READ, MAP_SHARED, self->fa, (off_t)a.state_offset);
+	ASSERT_TRUE(m != MAP_FAILED);
+	EXPECT_ERRNO(mprotect(m, a.state_size, PROT_READ | PROT_WRITE), EACCES);
+	munmap(m, a.state_size);
+	/* Another context's cookies are not ours. */
+	m = mmap(NULL, a.recv_size, PROT_READ, MAP_SHARED, self->fb, (off_t)a.recv_offset);
+	EXPECT_TRUE(m == MAP_FAILED);
+	if (m != MAP_FAILED)
+		munmap(m, a.recv_size);
+	/* A destroyed flow's cookies are gone. */
+	ASSERT_ERRNO(raw_destroy(self->fa, a.flow_id), 0);
+	m = mmap(NULL, a.recv_size, PROT_READ, MAP_SHARED, self->fa, (off_t)a.recv_offset);
+	EXPECT_TRUE(m == MAP_FAILED);
+	if (m != MAP_FAILED)
+		munmap(m, a.recv_size);
+}
+
+/*
+ * A destroyed flow flushes its posted receives; they show up as
+ * completions with SDR_STATUS_FLUSHED and their user_data.
+ */
+TEST_F(env, destroy_flushes_receives)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_recv_post p[2];
+	struct raw_ring ring;
+	struct sdr_cqe e;
+	int i, got = 0;
+
+	ASSERT_EQ(raw_ring_map(self->fb, &self->bb, &ring), 0);
+	make_pair(self, MSG, NMSGS, &a, &b);
+	ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0xabc0, &p[0]), 0);
+	ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0xabc1, &p[1]), 0);
+	ASSERT_ERRNO(raw_destroy(self->fb, b.flow_id), 0);
+	for (i = 0; i < 2 && raw_ring_next(&ring, &e, 5000); i++) {
+		EXPECT_EQ(e.type, SDR_CQE_RECV);
+		EXPECT_EQ(e.status, SDR_STATUS_FLUSHED);
+		EXPECT_EQ(e.flow_id, b.flow_id);
+		EXPECT_EQ(e.user_data, 0xabc0 + i);
+		EXPECT_EQ(e.seq, p[i].seq);
+		got++;
+	}
+	EXPECT_EQ(got, 2);
+}
+
+/*
+ * The peer goes away (flow destroyed, then its whole context closed):
+ * local sends must fail cleanly (EPIPE) or complete with some status -
+ * never hang - and posted receives must not wedge the flow.
+ */
+TEST_F_T(env, peer_gone_no_hang, 60)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_flow_info fi;
+	struct raw_ring ring;
+	struct sdr_cqe e;
+	int i, round;
+
+	ASSERT_EQ(raw_ring_map(self->fa, &self->ba, &ring), 0);
+	for (round = 0; round < 2; round++) {
+		make_pair(self, MSG, NMSGS, &a, &b);
+		if (round == 0) {
+			ASSERT_ERRNO(raw_destroy(self->fb, b.flow_id), 0);
+		} else {
+			close(self->fb);
+			self->fb = sdr_dev_open();
+			ASSERT_GE(self->fb, 0);
+			ASSERT_ERRNO(raw_bind(self->fb, dev1(), 0, &self->bb), 0);
+		}
+		usleep(200000);
+		for (i = 0; i < 3 * NMSGS; i++) {
+			int64_t t0 = now_us();
+			int err = raw_send(self->fa, a.flow_id, 0, 0, 3 * a.payload + 7, 0, NULL) ? errno : 0;
+
+			EXPECT_LT(now_us() - t0, 2000000);
+			if (err == EPIPE)
+				break;
+			if (err == EAGAIN) {
+				/* Wait for a completion to free a send. */
+				if (!raw_ring_next(&ring, &e, 10000)) {
+					TH_LOG("round %d: send stuck: no completion in 10 s", round);
+					th_failed = 1;
+					break;
+				}
+				continue;
+			}
+			EXPECT_EQ(err, 0);
+		}
+		/* Drain: every send must complete (any status) promptly. */
+		while (raw_ring_next(&ring, &e, 3000)) {
+			EXPECT_EQ(e.flow_id, a.flow_id);
+			EXPECT_LE(e.status, SDR_STATUS_FLUSHED);
+		}
+		ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
+		TH_LOG("round %d: flow state %u after the peer left, %u sends in flight",
+		       round, fi.state, fi.sends_inflight);
+		EXPECT_EQ(fi.sends_inflight, 0);
+		ASSERT_ERRNO(raw_destroy(self->fa, a.flow_id), 0);
+	}
+}

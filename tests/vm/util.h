@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the C VM tests: environment, hashing, deterministic
+ * data, and raw-ioctl plumbing (t_ioctl must not depend on libsdr).
+ */
+#ifndef SDR_TEST_UTIL_H
+#define SDR_TEST_UTIL_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sdr.h"
+
+static inline const char *dev0(void)
+{
+	const char *s = getenv("SDR_DEV0");
+
+	return s && *s ? s : "rxe0";
+}
+
+static inline const char *dev1(void)
+{
+	const char *s = getenv("SDR_DEV1");
+
+	return s && *s ? s : "rxe1";
+}
+
+static inline int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* FNV-1a 64, eight bytes per step on aligned data is not needed here. */
+static inline uint64_t fnv1a(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n--) {
+		h ^= *b++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static inline uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The byte at offset off of message msg: a function of both, so a byte
+ * landing in the wrong message or at the wrong offset is caught.
+ */
+static inline uint8_t pattern_byte(uint32_t msg, uint64_t off)
+{
+	uint64_t x = off / 8 * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)msg << 32 | msg);
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 32;
+	return (uint8_t)(x >> ((off % 8) * 8));
+}
+
+static inline void pattern_fill(uint8_t *p, uint32_t msg, uint64_t off, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = pattern_byte(msg, off + i);
+}
+
+/* Index of the first wrong byte, or -1. */
+static inline int64_t pattern_check(const uint8_t *p, uint32_t msg,
+				    uint64_t off, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != pattern_byte(msg, off + i))
+			return (int64_t)i;
+	return -1;
+}
+
+/* ---- raw ioctl plumbing ---- */
+
+static inline int sdr_dev_open(void)
+{
+	return open("/dev/sdr", O_RDWR | O_CLOEXEC);
+}
+
+static inline int raw_bind(int fd, const char *dev, uint32_t cq_entries,
+			   struct sdr_bind *out)
+{
+	struct sdr_bind b;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	snprintf((char *)b.ibdev, sizeof(b.ibdev), "%s", dev);
+	b.cq_entries = cq_entries;
+	ret = ioctl(fd, SDR_IOC_BIND, &b);
+	if (out)
+		*out = b;
+	return ret;
+}
+
+static inline void flow_create_arg(struct sdr_flow_create *c, uint32_t policy,
+				   uint32_t max_msg_size, uint32_t max_msgs)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->policy = policy;
+	c->max_msg_size = max_msg_size;
+	c->max_msgs = max_msgs;
+}
+
+static inline int raw_flow_create(int fd, uint32_t max_msg_size,
+				  uint32_t max_msgs, struct sdr_flow_create *c)
+{
+	flow_create_arg(c, SDR_POLICY_NONE, max_msg_size, max_msgs);
+	return ioctl(fd, SDR_IOC_FLOW_CREATE, c);
+}
+
+static inline int raw_connect(int fd, uint32_t flow_id,
+			      const struct sdr_endpoint *peer)
+{
+	struct sdr_flow_connect c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flow_id = flow_id;
+	c.peer = *peer;
+	return ioctl(fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+static inline int raw_destroy(int fd, uint32_t flow_id)
+{
+	struct sdr_flow_destroy d;
+
+	memset(&d, 0, sizeof(d));
+	d.size = sizeof(d);
+	d.flow_id = flow_id;
+	return ioctl(fd, SDR_IOC_FLOW_DESTROY, &d);
+}
+
+static inline int raw_info(int fd, uint32_t flow_id, struct sdr_flow_info *fi)
+{
+	memset(fi, 0, sizeof(*fi));
+	fi->size = sizeof(*fi);
+	fi->flow_id = flow_id;
+	return ioctl(fd, SDR_IOC_FLOW_INFO, fi);
+}
+
+static inline int raw_recv_post(int fd, uint32_t flow_id, uint64_t user_data,
+				struct sdr_recv_post *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
+	p->flow_id = flow_id;
+	p->user_data = user_data;
+	return ioctl(fd, SDR_IOC_RECV_POST, p);
+}
+
+static inline int raw_recv_complete(int fd, uint32_t flow_id, uint32_t slot,
+				    uint32_t seq)
+{
+	struct sdr_recv_complete c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flow_id = flow_id;
+	c.slot = slot;
+	c.seq = seq;
+	return ioctl(fd, SDR_IOC_RECV_COMPLETE, &c);
+}
+
+static inline int raw_send(int fd, uint32_t flow_id, uint32_t flags,
+			   uint64_t addr, uint64_t len, uint64_t msg_len,
+			   uint32_t *seq)
+{
+	struct sdr_send_post p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	p.flags = flags;
+	p.flow_id = flow_id;
+	p.addr = addr;
+	p.len = len;
+	p.msg_len = msg_len;
+	p.imm = 0x1234;
+	if (seq)
+		p.seq = *seq;
+	ret = ioctl(fd, SDR_IOC_SEND_POST, &p);
+	if (!ret && seq)
+		*seq = p.seq;
+	return ret;
+}
+
+/* A mapped completion ring (raw). */
+struct raw_ring {
+	uint8_t *map;
+	size_t size;
+	uint32_t *head;
+	const uint32_t *tail;
+	const struct sdr_cqe *cqes;
+	uint32_t mask;
+};
+
+static inline int raw_ring_map(int fd, const struct sdr_bind *b,
+			       struct raw_ring *r)
+{
+	void *p = mmap(NULL, b->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, (off_t)b->ring_offset);
+
+	if (p == MAP_FAILED)
+		return -1;
+	r->map = p;
+	r->size = b->ring_size;
+	r->head = (uint32_t *)(r->map + b->ring.head);
+	r->tail = (const uint32_t *)(r->map + b->ring.tail);
+	r->cqes = (const struct sdr_cqe *)(r->map + b->ring.cqes);
+	r->mask = b->cq_entries - 1;
+	return 0;
+}
+
+/* Next completion within timeout_ms: 1 got one, 0 timed out. */
+static inline int raw_ring_next(struct raw_ring *r, struct sdr_cqe *out,
+				int timeout_ms)
+{
+	int64_t end = now_us() + (int64_t)timeout_ms * 1000;
+
+	for (;;) {
+		uint32_t head = *r->head;
+
+		if (__atomic_load_n(r->tail, __ATOMIC_ACQUIRE) != head) {
+			*out = r->cqes[head & r->mask];
+			__atomic_store_n(r->head, head + 1, __ATOMIC_RELEASE);
+			return 1;
+		}
+		if (now_us() > end)
+			return 0;
+		usleep(1000);
+	}
+}
+
+#endif /* SDR_TEST_UTIL_H */
