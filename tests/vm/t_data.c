@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_data: loss-free transfers between dev0 and dev1 in one process (two
+ * contexts, two flows, policy NONE) through libsdr; every message must
+ * complete OK with the right length, immediate, full bitmap, and a hash
+ * of its bytes equal to the sender's.  One-shot sends from the send
+ * region, user-pointer sends and streamed sends are each verified.
+ */
+#include <math.h>
+
+#include "harness.h"
+#include "libsdr.h"
+#include "util.h"
+
+#define MAX_MSG		(8U << 20)
+#define SEED		0x5d2a11ceULL
+#define STALL_US	(30 * 1000000LL)
+
+enum mode { M_REGION, M_PTR, M_STREAM, M_STREAM_PTR, M_MIXED };
+
+struct msg {
+	uint32_t len;
+	uint64_t hash;
+	uint32_t slot;		/* send-region slot while in flight */
+	int mode;
+	int done;
+};
+
+FIXTURE(pair) {
+	struct sdr_ctx *cs, *cr;	/* sender, receiver contexts */
+	struct sdr_flow *fs, *fr;
+	struct sdr_flow_props ps;
+	uint8_t *scratch;		/* user-pointer source */
+	uint32_t nmsgs;			/* max_msgs */
+};
+
+FIXTURE_SETUP(pair)
+{
+	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
+				    .max_msg_size = MAX_MSG, .max_msgs = 4 };
+	struct sdr_endpoint es, er;
+
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	self->cs = sdr_open(dev0(), NULL);
+	ASSERT_TRUE(self->cs);
+	self->cr = sdr_open(dev1(), NULL);
+	ASSERT_TRUE(self->cr);
+	self->fs = sdr_flow_create(self->cs, &fa);
+	if (!self->fs && errno == ENOMEM) {
+		TH_LOG("max_msgs 4 x 8 MiB refused (max_region_mb): using 2");
+		fa.max_msgs = 2;
+		self->fs = sdr_flow_create(self->cs, &fa);
+	}
+	ASSERT_TRUE(self->fs);
+	self->fr = sdr_flow_create(self->cr, &fa);
+	ASSERT_TRUE(self->fr);
+	ASSERT_EQ(sdr_flow_endpoint(self->fs, &es), 0);
+	ASSERT_EQ(sdr_flow_endpoint(self->fr, &er), 0);
+	ASSERT_EQ(sdr_flow_connect(self->fs, &er), 0);
+	ASSERT_EQ(sdr_flow_connect(self->fr, &es), 0);
+	ASSERT_EQ(sdr_flow_props(self->fs, &self->ps), 0);
+	self->nmsgs = fa.max_msgs;
+	self->scratch = malloc(MAX_MSG);
+	ASSERT_TRUE(self->scratch);
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	if (self->fs)
+		EXPECT_EQ(sdr_flow_destroy(self->fs), 0);
+	if (self->fr)
+		EXPECT_EQ(sdr_flow_destroy(self->fr), 0);
+	if (self->cs)
+		EXPECT_EQ(sdr_close(self->cs), 0);
+	if (self->cr)
+		EXPECT_EQ(sdr_close(self->cr), 0);
+	free(self->scratch);
+}
+
+/* Log-uniform sizes in [1, 8 MiB): as many tiny as huge messages. */
+static uint32_t random_size(uint64_t *rng)
+{
+	uint32_t b = splitmix64(rng) % 23;
+
+	return (1U << b) + (uint32_t)(splitmix64(rng) % (1U << b));
+}
+
+/* Post message i; 0, or -EAGAIN when the flow has no send to spare. */
+static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
+		    uint32_t slot)
+{
+	uint64_t off = (uint64_t)slot * self->ps.slot_stride;
+	uint8_t *dst = sdr_send_slot(self->fs, slot);
+	uint32_t p = self->ps.payload, len = m->len, a, b, seq;
+	uint32_t ptr = (m->mode == M_STREAM_PTR) ? SDR_SEND_USER_PTR : 0;
+	uint8_t *src = (ptr || m->mode == M_PTR) ? self->scratch : dst;
+	uint64_t base = ptr ? (uintptr_t)self->scratch : off;
+	int ret;
+
+	random_fill(src, len, SEED ^ i);
+	m->hash = hash64(src, len);
+	switch (m->mode) {
+	case M_REGION:
+		return sdr_send_post(self->fs, off, len, i, i, &seq);
+	case M_PTR:
+		ret = sdr_send_post_ptr(self->fs, self->scratch, len, i, i, &seq);
+		if (!ret) /* copied: scribbling on it now must not matter */
+			memset(self->scratch, 0xee, len);
+		return ret;
+	}
+	/* Streams: up to three parts, all but the last payload multiples. */
+	a = len / 3 / p * p;
+	b = len * 2 / 3 / p * p;
+	if (!a)
+		a = b;
+	if (!a || a == len)	/* too short to split: one START + END */
+		a = len > p ? p : 0;
+	if (!a)
+		return ptr ? sdr_send_post_ptr(self->fs, src, len, i, i, &seq) :
+			     sdr_send_post(self->fs, off, len, i, i, &seq);
+	ret = sdr_send_stream_start(self->fs, len, base, a, ptr, i, i, &seq);
+	if (ret)
+		return ret;
+	if (b > a && b < len) {
+		ret = sdr_send_stream_continue(self->fs, seq, base + a, b - a, ptr);
+		if (ret)
+			return ret;
+		a = b;
+	}
+	ret = sdr_send_stream_end(self->fs, seq, base + a, len - a, ptr);
+	if (ret)
+		return ret;
+	if (ptr)
+		memset(self->scratch, 0xee, len);
+	return 0;
+}
+
+/* Check a completed receive in place; returns 0 when it is right. */
+static int verify_recv(struct pair_fixture *self, struct sdr_recv *h,
+		       const struct sdr_completion *c, struct msg *m, uint32_t i)
+{
+	const struct sdr_recv_state *st = sdr_recv_state(h);
+	const uint64_t *bm;
+	uint32_t imm, len, chunks, k, status;
+	int bad = 0;
+
+	if (c->status != SDR_STATUS_OK) {
+		TH_LOG("msg %u: status %s", i, sdr_status_str(c->status));
+		return -1;
+	}
+	if (c->len != m->len || c->imm != i) {
+		TH_LOG("msg %u: cqe len %u imm %u, want %u %u", i, c->len, c->imm, m->len, i);
+		return -1;
+	}
+	if (sdr_recv_poll(h, &status) || status != SDR_STATUS_OK) {
+		TH_LOG("msg %u: slot state not DONE/OK after its completion", i);
+		bad = 1;
+	}
+	if (sdr_recv_imm_get(h, &imm, &len) || imm != i || len != m->len) {
+		TH_LOG("msg %u: imm_get %u/%u", i, imm, len);
+		bad = 1;
+	}
+	if (sdr_recv_bitmap_get(h, &bm, &chunks) ||
+	    chunks != (m->len + self->ps.chunk_size - 1) / self->ps.chunk_size) {
+		TH_LOG("msg %u: %u chunks", i, chunks);
+		return -1;
+	}
+	for (k = 0; k < chunks; k++)
+		if (sdr_recv_chunk_done(h, k) != 1) {
+			TH_LOG("msg %u: chunk %u not done", i, k);
+			bad = 1;
+			break;
+		}
+	if (st->chunks_done != chunks ||
+	    st->packets_done != (m->len + self->ps.payload - 1) / self->ps.payload) {
+		TH_LOG("msg %u: state says %u/%u chunks, %u packets done", i,
+		       st->chunks_done, chunks, st->packets_done);
+		bad = 1;
+	}
+	if (hash64(sdr_recv_data(h), m->len) != m->hash) {
+		TH_LOG("msg %u (%u bytes, mode %d): content hash mismatch", i,
+		       m->len, m->mode);
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * Move n messages; sizes from size_of(i), modes from mode_of(i).  A
+ * receive is always posted before the message it takes is sent, so the
+ * NONE policy has nothing to drop.
+ */
+static void transfer(struct pair_fixture *self, uint32_t n,
+		     uint32_t (*size_of)(uint32_t i, uint64_t *rng),
+		     int mode)
+{
+	struct msg *msgs = calloc(n, sizeof(*msgs));
+	struct sdr_recv **rh = calloc(n, sizeof(*rh));
+	uint32_t *free_slots = calloc(self->nmsgs, sizeof(uint32_t));
+	uint32_t nfree = self->nmsgs, posted_r = 0, sent = 0, done = 0, sdone = 0;
+	uint64_t rng = SEED, bytes = 0;
+	int64_t t0 = now_us(), last = t0;
+	uint32_t i;
+
+	ASSERT_TRUE(msgs && rh && free_slots);
+	for (i = 0; i < self->nmsgs; i++)
+		free_slots[i] = i;
+	for (i = 0; i < n; i++) {
+		msgs[i].len = size_of(i, &rng);
+		msgs[i].mode = mode == M_MIXED ? (int)(i % 4) : mode;
+		bytes += msgs[i].len;
+	}
+	TH_LOG("%u messages, %llu bytes, mode %d", n, (unsigned long long)bytes, mode);
+
+	while (done < n || sdone < sent) {
+		struct sdr_completion c[16];
+		int k, got, progress = 0;
+
+		while (posted_r < n && posted_r - done < self->nmsgs) {
+			int ret = sdr_recv_post(self->fr, posted_r, &rh[posted_r]);
+
+			if (ret == -EAGAIN)
+				break;
+			ASSERT_EQ(ret, 0);
+			/* Nothing arrived yet: imm is not there. */
+			posted_r++;
+			progress = 1;
+		}
+		while (sent < posted_r && nfree) {
+			int ret = post_msg(self, &msgs[sent], sent, free_slots[nfree - 1]);
+
+			if (ret == -EAGAIN)
+				break;
+			if (ret) {
+				TH_LOG("send %u (%u bytes, mode %d): %s", sent,
+				       msgs[sent].len, msgs[sent].mode, strerror(-ret));
+				ASSERT_EQ(ret, 0);
+			}
+			msgs[sent].slot = free_slots[--nfree];
+			sent++;
+			progress = 1;
+		}
+		got = sdr_send_poll(self->fs, c, 16);
+		ASSERT_GE(got, 0);
+		for (k = 0; k < got; k++) {
+			EXPECT_EQ(c[k].type, SDR_CQE_SEND);
+			EXPECT_EQ(c[k].status, SDR_STATUS_OK);
+			i = (uint32_t)c[k].user_data;
+			ASSERT_LT(i, sent);
+			EXPECT_EQ(c[k].len, msgs[i].len);
+			free_slots[nfree++] = msgs[i].slot;
+			sdone++;
+			progress = 1;
+		}
+		got = sdr_poll_cq(self->cr, c, 16);
+		ASSERT_GE(got, 0);
+		for (k = 0; k < got; k++) {
+			ASSERT_EQ(c[k].type, SDR_CQE_RECV);
+			i = (uint32_t)c[k].user_data;
+			ASSERT_LT(i, posted_r);
+			ASSERT_TRUE(c[k].recv == rh[i]);
+			ASSERT_EQ(i, done);	/* in order */
+			if (verify_recv(self, rh[i], &c[k], &msgs[i], i))
+				th_failed = 1;
+			ASSERT_EQ(sdr_recv_complete(rh[i]), 0);
+			msgs[i].done = 1;
+			done++;
+			progress = 1;
+		}
+		if (progress) {
+			last = now_us();
+			continue;
+		}
+		if (now_us() - last > STALL_US) {
+			TH_LOG("stalled: %u/%u received, %u sent, %u send completions",
+			       done, n, sent, sdone);
+			ASSERT_TRUE(0);
+		}
+		sdr_wait(self->cr, 5);
+	}
+	TH_LOG("%u messages OK in %.1f s (%.1f MB/s)", n,
+	       (now_us() - t0) / 1e6, bytes / (double)(now_us() - t0));
+	free(msgs);
+	free(rh);
+	free(free_slots);
+}
+
+static uint32_t size_random(uint32_t i, uint64_t *rng)
+{
+	if (i == 0)
+		return 1;
+	if (i == 1)
+		return MAX_MSG;
+	return random_size(rng);
+}
+
+static uint32_t size_medium(uint32_t i, uint64_t *rng)
+{
+	(void)i;
+	return 1 + (uint32_t)(splitmix64(rng) % (1U << 20));
+}
+
+/* 1000 messages, 1 B .. 8 MiB, one-shot from the send region. */
+TEST_F_T(pair, random_1000_region, 900)
+{
+	transfer(self, 1000, size_random, M_REGION);
+}
+
+TEST_F_T(pair, user_pointer_100, 300)
+{
+	transfer(self, 100, size_medium, M_PTR);
+}
+
+TEST_F_T(pair, stream_region_100, 300)
+{
+	transfer(self, 100, size_medium, M_STREAM);
+}
+
+TEST_F_T(pair, stream_user_pointer_100, 300)
+{
+	transfer(self, 100, size_medium, M_STREAM_PTR);
+}
+
+static const uint32_t *edge_sizes;
+static uint32_t edge_n;
+
+static uint32_t size_edges(uint32_t i, uint64_t *rng)
+{
+	(void)rng;
+	return edge_sizes[i % edge_n];
+}
+
+/* Sizes around packet and chunk boundaries, every send mode. */
+TEST_F_T(pair, boundary_sizes_all_modes, 300)
+{
+	uint32_t p = self->ps.payload, ch = self->ps.chunk_size;
+	static uint32_t sz[15];
+	uint32_t v[] = { 1, 2, p - 1, p, p + 1, 2 * p, 3 * p - 1, 3 * p + 1,
+			 ch - 1, ch, ch + 1, 2 * ch, 64 * ch + 3, MAX_MSG - 1,
+			 MAX_MSG };
+	int mode;
+
+	memcpy(sz, v, sizeof(sz));
+	edge_sizes = sz;
+	edge_n = sizeof(sz) / sizeof(sz[0]);
+	for (mode = M_REGION; mode <= M_MIXED; mode++)
+		transfer(self, edge_n, size_edges, mode);
+}
