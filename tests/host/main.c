@@ -8,5 +8,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_wire();
 	test_bitmap();
+	test_rtt();
+	test_sr();
 	return tap_done();
 }

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selective Repeat: per-packet retransmission driven by cumulative +
+ * selective ACKs, receiver NACKs and per-packet RTO with exponential
+ * backoff.  See sdr_sr.h for the contract and Documentation/protocol.rst
+ * for the algorithm.
+ */
+#include "sdr_sr.h"
+#include "sdr_bitmap.h"
+
+#define SDR_SR_W_NONE	0	/* unsent or acked */
+#define SDR_SR_W_LOST	1
+#define SDR_SR_W_LVL0	2	/* in flight, sent once; LVL0 + k: k + 1 times */
+
+/* an echoed timestamp older than this is not an RTT sample (us) */
+#define SDR_SR_MAX_RTT_US	60000000U
+
+static u64 sdr_sat_add(u64 a, u64 b)
+{
+	return a > U64_MAX - b ? U64_MAX : a + b;
+}
+
+void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pay = 4096;
+	cfg->max_inflight = 4096;
+	cfg->pace_burst = 16 * 4096;
+	cfg->alpha_pct = 25;
+	cfg->rto_init_ns = 100000000ULL;	/* 100 ms */
+	cfg->rto_min_ns = 200000ULL;		/* 200 us */
+	cfg->rto_max_ns = 2000000000ULL;	/* 2 s */
+	cfg->dead_ns = 30000000000ULL;		/* 30 s, as UCX UD */
+	cfg->rnr_backoff_ns = 1000000ULL;	/* 1 ms */
+	cfg->ackreq_every = 0;
+	cfg->ack_every = 16;
+	cfg->ack_delay_ns = 100000ULL;		/* 100 us */
+	cfg->reorder_ns = 0;
+	cfg->nack_interval_ns = 0;
+	cfg->pkts_per_chunk = 16;
+}
+
+void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
+{
+	memset(f, 0, sizeof(*f));
+	f->cfg = *cfg;
+	if (!f->cfg.ack_every)
+		f->cfg.ack_every = 1;
+	if (!f->cfg.max_inflight)
+		f->cfg.max_inflight = 1;
+	sdr_rtt_init(&f->rtt, cfg->rto_init_ns, cfg->rto_min_ns,
+		     cfg->rto_max_ns, cfg->alpha_pct);
+	/* 8e12 ps per bit-second, scaled by 1024 for precision */
+	if (cfg->pace_bps)
+		f->pace_fs1024 = div64_u64(8000000000000ULL << 10,
+					   cfg->pace_bps);
+	f->pace_burst_ns = div_u64(((u64)cfg->pace_burst * f->pace_fs1024) >> 10,
+				   1000);
+}
+
+/* ------------------------------------------------------------------ */
+/* sender */
+
+static u32 sdr_sr_npkts(u32 msg_len, u32 pay)
+{
+	return msg_len / pay + !!(msg_len % pay);
+}
+
+size_t sdr_sr_tx_size(u32 msg_len, u32 pay)
+{
+	size_t n;
+
+	if (!pay)
+		return 0;
+	n = sdr_sr_npkts(msg_len, pay);
+	/* acked, tx_ns, next, prev, ntx, where; each stays 8-byte aligned */
+	return sdr_bitmap_size((u32)n) + n * sizeof(u64) +
+	       2 * ((n * sizeof(u32) + 7) & ~(size_t)7) +
+	       2 * ((n + 7) & ~(size_t)7);
+}
+
+static struct sdr_sr_list *sdr_sr_list_of(struct sdr_sr_tx *m, u8 where)
+{
+	return where == SDR_SR_W_LOST ? &m->lost : &m->lvl[where - SDR_SR_W_LVL0];
+}
+
+static void sdr_sr_list_init(struct sdr_sr_list *l)
+{
+	l->head = SDR_SR_NIL;
+	l->tail = SDR_SR_NIL;
+	l->count = 0;
+}
+
+static void sdr_sr_link(struct sdr_sr_tx *m, u32 i, u8 where)
+{
+	struct sdr_sr_list *l = sdr_sr_list_of(m, where);
+
+	m->where[i] = where;
+	m->next[i] = SDR_SR_NIL;
+	m->prev[i] = l->tail;
+	if (l->tail == SDR_SR_NIL)
+		l->head = i;
+	else
+		m->next[l->tail] = i;
+	l->tail = i;
+	l->count++;
+}
+
+static void sdr_sr_unlink(struct sdr_sr_tx *m, u32 i)
+{
+	struct sdr_sr_list *l = sdr_sr_list_of(m, m->where[i]);
+	u32 n = m->next[i], p = m->prev[i];
+
+	if (p == SDR_SR_NIL)
+		l->head = n;
+	else
+		m->next[p] = n;
+	if (n == SDR_SR_NIL)
+		l->tail = p;
+	else
+		m->prev[n] = p;
+	l->count--;
+	m->where[i] = SDR_SR_W_NONE;
+}
+
+static void sdr_sr_leave_flight(struct sdr_sr_flow *f, struct sdr_sr_tx *m)
+{
+	m->inflight--;
+	f->inflight--;
+}
+
+/* in flight -> lost */
+static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i)
+{
+	sdr_sr_unlink(m, i);
+	sdr_sr_leave_flight(f, m);
+	sdr_sr_link(m, i, SDR_SR_W_LOST);
+}
+
+/* Ends the message: its packets stop counting against the flow. */
+static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			  int status, u64 now)
+{
+	f->inflight -= m->inflight;
+	m->inflight = 0;
+	m->status = status;
+	m->done_ns = now;
+	if (status == SDR_SR_DONE)
+		f->st.tx_done++;
+	else
+		f->st.tx_failed++;
+}
+
+int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
+		   void *mem, u64 now_ns)
+{
+	u32 pay = f->cfg.pay, n, k;
+	u8 *p = mem;
+
+	memset(m, 0, sizeof(*m));
+	if (!msg_len || !pay || !mem)
+		return -EINVAL;
+	n = sdr_sr_npkts(msg_len, pay);
+	m->msg_len = msg_len;
+	m->npkts = n;
+	m->pay = pay;
+	m->start_ns = now_ns;
+	m->last_progress_ns = now_ns;
+	sdr_sr_list_init(&m->lost);
+	for (k = 0; k < SDR_SR_LEVELS; k++)
+		sdr_sr_list_init(&m->lvl[k]);
+
+	m->acked = (unsigned long *)p;
+	p += sdr_bitmap_size(n);
+	m->tx_ns = (u64 *)p;
+	p += (size_t)n * sizeof(u64);
+	m->next = (u32 *)p;
+	p += ((size_t)n * sizeof(u32) + 7) & ~(size_t)7;
+	m->prev = (u32 *)p;
+	p += ((size_t)n * sizeof(u32) + 7) & ~(size_t)7;
+	m->ntx = p;
+	p += ((size_t)n + 7) & ~(size_t)7;
+	m->where = p;
+
+	sdr_bitmap_zero(m->acked, n);
+	memset(m->ntx, 0, n);
+	memset(m->where, SDR_SR_W_NONE, n);
+	return 0;
+}
+
+/* Newly acked packet: returns true if it was not acked before. */
+static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
+			   u64 now)
+{
+	u8 w;
+
+	if (sdr_bitmap_set(m->acked, m->npkts, i))
+		return false;
+	m->nacked++;
+	w = m->where[i];
+	if (w >= SDR_SR_W_LVL0) {
+		/*
+		 * An ACK sooner than the path's minimum RTT after a resend
+		 * answers an earlier copy: the resend was not needed.
+		 */
+		if (m->ntx[i] > 1 && f->rtt.samples &&
+		    now - m->tx_ns[i] < f->rtt.min_ns)
+			f->st.spurious++;
+		sdr_sr_leave_flight(f, m);
+	}
+	if (w != SDR_SR_W_NONE)
+		sdr_sr_unlink(m, i);
+	return true;
+}
+
+/* RTO expiry and dead-peer check */
+static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			     u64 now)
+{
+	u32 k;
+
+	if (m->status)
+		return;
+	if (f->cfg.dead_ns && now - m->last_progress_ns >= f->cfg.dead_ns) {
+		sdr_sr_finish(f, m, -ETIMEDOUT, now);
+		return;
+	}
+	for (k = 0; k < SDR_SR_LEVELS; k++) {
+		struct sdr_sr_list *l = &m->lvl[k];
+		u64 rto = sdr_rtt_backoff(&f->rtt, k);
+
+		while (l->head != SDR_SR_NIL &&
+		       sdr_sat_add(m->tx_ns[l->head], rto) <= now) {
+			sdr_sr_mark_lost(f, m, l->head);
+			f->st.timeouts++;
+		}
+	}
+}
+
+int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
+{
+	sdr_sr_tx_timers(f, m, now_ns);
+	return m->status;
+}
+
+static bool sdr_sr_tx_has_work(struct sdr_sr_tx *m)
+{
+	while (m->next_new < m->npkts &&
+	       sdr_bitmap_test(m->acked, m->npkts, m->next_new))
+		m->next_new++;
+	return m->lost.count || m->next_new < m->npkts;
+}
+
+int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
+		   struct sdr_sr_txd *out)
+{
+	u64 cost_ps, floor_ns;
+	u32 i, rem;
+	u8 flags = 0, lvl;
+
+	sdr_sr_tx_timers(f, m, now_ns);
+	if (m->status)
+		return m->status < 0 ? m->status : 0;
+	if (now_ns < m->rnr_until_ns)
+		return 0;
+	if (f->inflight >= f->cfg.max_inflight || (m->probe && m->inflight))
+		return 0;
+	if (f->pace_next_ns > now_ns)
+		return 0;
+	if (!sdr_sr_tx_has_work(m))
+		return 0;
+
+	if (m->lost.count) {
+		i = m->lost.head;
+		sdr_sr_unlink(m, i);
+	} else {
+		i = m->next_new++;
+	}
+	if (m->ntx[i]) {
+		flags |= SDR_PKT_F_RETX;
+		f->st.retx_pkts++;
+	}
+	if (m->ntx[i] < U8_MAX)
+		m->ntx[i]++;
+	lvl = (u8)min_t(u32, m->ntx[i] - 1, SDR_SR_LEVELS - 1);
+	m->tx_ns[i] = now_ns;
+	sdr_sr_link(m, i, SDR_SR_W_LVL0 + lvl);
+	m->inflight++;
+	f->inflight++;
+
+	out->idx = i;
+	out->offset = i * m->pay;
+	out->len = i == m->npkts - 1 ? m->msg_len - out->offset : m->pay;
+	if (i == m->npkts - 1)
+		flags |= SDR_PKT_F_LAST;
+	f->tx_seq++;
+	/* ask for an ACK at once when probing or when this is the tail */
+	if (m->probe || (f->cfg.ackreq_every &&
+			 f->tx_seq % f->cfg.ackreq_every == 0) ||
+	    !sdr_sr_tx_has_work(m))
+		flags |= SDR_PKT_F_ACKREQ;
+	out->flags = flags;
+	out->ts = (u32)div_u64(now_ns, 1000);
+
+	f->st.tx_pkts++;
+	f->st.tx_bytes += out->len;
+
+	if (f->pace_fs1024) {
+		floor_ns = now_ns > f->pace_burst_ns ? now_ns - f->pace_burst_ns : 0;
+		if (f->pace_next_ns < floor_ns)
+			f->pace_next_ns = floor_ns;
+		cost_ps = (((u64)out->len + SDR_WIRE_HDR_LEN) *
+			   f->pace_fs1024) >> 10;
+		cost_ps += f->pace_frac_ps;
+		f->pace_next_ns += div_u64_rem(cost_ps, 1000, &rem);
+		f->pace_frac_ps = rem;
+	}
+	return 1;
+}
+
+int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+		  const struct sdr_pkt *hdr, const struct sdr_ack *ack,
+		  u64 now_ns)
+{
+	bool nack = hdr->type == SDR_PKT_NACK;
+	u32 n = m->npkts, progress = 0, i, b, end;
+
+	if (m->status)
+		return m->status;
+	if (nack)
+		f->st.nacks_rx++;
+	else
+		f->st.acks_rx++;
+
+	if (hdr->ts) {
+		u32 d = (u32)div_u64(now_ns, 1000) - hdr->ts;
+
+		if (d < SDR_SR_MAX_RTT_US) {
+			sdr_rtt_sample(&f->rtt, (u64)d * 1000);
+			f->st.rtt_samples++;
+		}
+	}
+
+	if (!nack && (hdr->aux & SDR_ACK_F_COMPLETE)) {
+		for (i = sdr_bitmap_next_zero(m->acked, n, 0); i < n;
+		     i = sdr_bitmap_next_zero(m->acked, n, i + 1))
+			progress += sdr_sr_ack_pkt(f, m, i, now_ns);
+		m->cum = n;
+		goto out;
+	}
+	/* claims of packets we never sent are a broken or forged peer */
+	if (ack->cum > m->next_new || (u64)ack->base + ack->nbits > n) {
+		f->st.bad_acks++;
+		return m->status;
+	}
+
+	for (i = sdr_bitmap_next_zero(m->acked, n, m->cum); i < ack->cum;
+	     i = sdr_bitmap_next_zero(m->acked, n, i + 1))
+		progress += sdr_sr_ack_pkt(f, m, i, now_ns);
+	for (b = 0; b < ack->nbits; b += 8) {
+		u32 bits = ack->map[b / 8];
+
+		while (bits) {
+			u32 bit = (u32)sdr_ffs_long(bits);
+
+			bits &= bits - 1;
+			if (b + bit < ack->nbits)
+				progress += sdr_sr_ack_pkt(f, m, ack->base + b + bit,
+							   now_ns);
+		}
+	}
+	m->cum = sdr_bitmap_next_zero(m->acked, n, m->cum);
+
+	if (nack) {
+		/*
+		 * Resend a named hole only if its last copy had time to
+		 * arrive before the receiver looked (one SRTT ago): a copy
+		 * sent since then is still on its way.
+		 */
+		u64 guard = f->rtt.samples ? f->rtt.srtt_ns : 0;
+
+		end = min_t(u32, ack->base + ack->nbits, m->next_new);
+		for (i = ack->base; i < end; i++) {
+			if (sdr_ack_bit(ack, i - ack->base))
+				continue;
+			if (m->where[i] >= SDR_SR_W_LVL0 &&
+			    now_ns - m->tx_ns[i] >= guard) {
+				sdr_sr_mark_lost(f, m, i);
+				f->st.nack_lost++;
+			}
+		}
+	}
+out:
+	if (progress) {
+		m->last_progress_ns = now_ns;
+		m->probe = false;
+		m->rnr_count = 0;
+	}
+	if (m->nacked == n)
+		sdr_sr_finish(f, m, SDR_SR_DONE, now_ns);
+	return m->status;
+}
+
+int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
+{
+	u64 backoff;
+	u32 k, shift;
+
+	if (m->status)
+		return m->status;
+	f->st.rnr_rx++;
+	/* one pause per burst: the RNRs of packets already sent add nothing */
+	if (now_ns < m->rnr_until_ns)
+		return m->status;
+	shift = min_t(u32, m->rnr_count, 20);
+	m->rnr_count++;
+	backoff = f->cfg.rnr_backoff_ns;
+	if (backoff > (f->cfg.rto_max_ns >> shift))
+		backoff = max(f->cfg.rto_max_ns, f->cfg.rnr_backoff_ns);
+	else
+		backoff <<= shift;
+	m->rnr_until_ns = sdr_sat_add(now_ns, backoff);
+	/* the receiver dropped what it got: resend it all, one probe first */
+	for (k = 0; k < SDR_SR_LEVELS; k++)
+		while (m->lvl[k].head != SDR_SR_NIL)
+			sdr_sr_mark_lost(f, m, m->lvl[k].head);
+	m->probe = true;
+	sdr_sr_tx_timers(f, m, now_ns);
+	return m->status;
+}
+
+u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
+		       const struct sdr_sr_tx *m, u64 now_ns)
+{
+	u64 d = U64_MAX;
+	u32 k;
+
+	if (m->status)
+		return U64_MAX;
+	if (f->cfg.dead_ns)
+		d = sdr_sat_add(m->last_progress_ns, f->cfg.dead_ns);
+	for (k = 0; k < SDR_SR_LEVELS; k++) {
+		u32 h = m->lvl[k].head;
+
+		if (h != SDR_SR_NIL)
+			d = min(d, sdr_sat_add(m->tx_ns[h],
+					       sdr_rtt_backoff(&f->rtt, k)));
+	}
+	if (m->lost.count || m->next_new < m->npkts) {
+		if (now_ns < m->rnr_until_ns)
+			d = min(d, m->rnr_until_ns);
+		else if (f->inflight < f->cfg.max_inflight &&
+			 !(m->probe && m->inflight))
+			d = min(d, max(now_ns, f->pace_next_ns));
+		/* else: an ACK or a timeout above frees the budget */
+	}
+	return d;
+}
+
+void sdr_sr_tx_abort(struct sdr_sr_flow *f, struct sdr_sr_tx *m, int err,
+		     u64 now_ns)
+{
+	if (!m->status)
+		sdr_sr_finish(f, m, err < 0 ? err : -ECANCELED, now_ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* receiver */
+
+size_t sdr_sr_rx_size(u32 max_len, u32 pay)
+{
+	if (!pay)
+		return 0;
+	return sdr_bitmap_size(sdr_sr_npkts(max_len, pay));
+}
+
+void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
+		    void *mem)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_len = max_len;
+	r->map = mem;
+	r->ack_due_ns = U64_MAX;
+	r->nack_at_ns = U64_MAX;
+	if (f->cfg.pay)
+		sdr_bitmap_zero(r->map, sdr_sr_npkts(max_len, f->cfg.pay));
+}
+
+static u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
+{
+	if (f->cfg.reorder_ns)
+		return f->cfg.reorder_ns;
+	return sdr_rtt_srtt(&f->rtt) >> 2;
+}
+
+static u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
+{
+	if (f->cfg.nack_interval_ns)
+		return f->cfg.nack_interval_ns;
+	return sdr_rtt_srtt(&f->rtt);
+}
+
+int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+		   const struct sdr_pkt *pkt, u64 now_ns)
+{
+	u32 pay = f->cfg.pay, idx, ppc = f->cfg.pkts_per_chunk;
+	bool want_ack = pkt->flags & (SDR_PKT_F_LAST | SDR_PKT_F_ACKREQ);
+	int ret, flags = SDR_SR_RX_NEW;
+
+	if (pkt->flags & SDR_PKT_F_PARITY)
+		return -SDR_DROP_FLAGS;		/* SR has no parity */
+	ret = sdr_wire_check_geometry(pkt, pay, r->max_len);
+	if (ret)
+		return ret;
+	if (!r->msg_len) {
+		r->msg_len = pkt->msg_len;
+		r->npkts = sdr_sr_npkts(pkt->msg_len, pay);
+	} else if (pkt->msg_len != r->msg_len) {
+		return -SDR_DROP_MSGLEN;
+	}
+	idx = pkt->offset / pay;
+	r->last_ts = pkt->ts;
+	f->st.rx_pkts++;
+
+	if (sdr_bitmap_set(r->map, r->npkts, idx)) {
+		f->st.rx_dup++;
+		/* the sender resends: it may have missed our ACKs */
+		if (pkt->flags & SDR_PKT_F_ACKREQ ||
+		    now_ns - r->last_ack_ns >= f->cfg.ack_delay_ns) {
+			if (r->complete) {
+				r->complete_ack = true;
+			} else {
+				r->ack_now = true;
+				r->ack_trigger = idx;
+			}
+			return SDR_SR_RX_DUP | SDR_SR_RX_CTRL;
+		}
+		return SDR_SR_RX_DUP;
+	}
+
+	r->nrecv++;
+	r->nack_shift = 0;
+	f->st.rx_bytes += pkt->payload_len;
+	if (idx >= r->high)
+		r->high = idx + 1;
+	if (idx == r->cum)
+		r->cum = sdr_bitmap_next_zero(r->map, r->npkts, r->cum);
+	if (ppc && sdr_bitmap_chunk_complete(r->map, r->npkts, ppc, idx / ppc))
+		flags |= SDR_SR_RX_CHUNK;
+
+	if (r->nrecv == r->npkts) {
+		r->complete = true;
+		r->complete_ack = true;
+		r->ack_now = false;
+		r->ack_due_ns = U64_MAX;
+		r->nack_at_ns = U64_MAX;
+		f->st.rx_done++;
+		return flags | SDR_SR_RX_COMPLETE | SDR_SR_RX_CTRL;
+	}
+
+	if (++r->unacked >= f->cfg.ack_every || want_ack) {
+		r->ack_now = true;
+		r->ack_trigger = idx;
+	} else if (r->ack_due_ns == U64_MAX) {
+		r->ack_due_ns = sdr_sat_add(now_ns, f->cfg.ack_delay_ns);
+	}
+
+	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
+		if (r->cum < r->high) {
+			if (r->nack_at_ns == U64_MAX)
+				r->nack_at_ns = sdr_sat_add(now_ns,
+							    sdr_sr_reorder_ns(f));
+		} else {
+			r->nack_at_ns = U64_MAX;
+			r->nack_round = false;
+		}
+	}
+	return r->ack_now ? flags | SDR_SR_RX_CTRL : flags;
+}
+
+static void sdr_sr_ctrl_hdr(struct sdr_sr_rx *r, struct sdr_pkt *hdr, u8 type,
+			    u32 aux, const struct sdr_ack *ack)
+{
+	hdr->type = type;
+	hdr->flags = 0;
+	hdr->msg_len = 0;
+	hdr->offset = 0;
+	hdr->imm = 0;
+	hdr->ts = r->last_ts;
+	hdr->aux = aux;
+	hdr->payload_len = (u16)sdr_ack_body_len(ack);
+}
+
+/* selective slice [base, base + nbits) of the receive map */
+static void sdr_sr_fill_slice(struct sdr_sr_rx *r, struct sdr_ack *ack,
+			      u32 base, u32 limit)
+{
+	ack->cum = r->cum;
+	ack->base = base;
+	ack->nbits = (u16)sdr_bitmap_get_slice(r->map, r->npkts, base,
+					       min_t(u32, limit,
+						     SDR_ACK_MAX_BITS),
+					       ack->map);
+}
+
+/*
+ * Rounds that find the same holes again back off (x2 up to x1024) until a
+ * new packet arrives: a sender that is pausing needs no more NACKs.
+ */
+static void sdr_sr_nack_round_end(const struct sdr_sr_flow *f,
+				  struct sdr_sr_rx *r, u64 now_ns)
+{
+	u64 iv = sdr_sr_nack_interval_ns(f);
+
+	r->nack_round = false;
+	iv = iv > (U64_MAX >> r->nack_shift) ? U64_MAX : iv << r->nack_shift;
+	r->nack_at_ns = sdr_sat_add(now_ns, iv);
+	if (r->nack_shift < 10)
+		r->nack_shift++;
+}
+
+int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			u64 now_ns, struct sdr_pkt *hdr, struct sdr_ack *ack)
+{
+	u32 base, start;
+
+	if (r->complete) {
+		if (!r->complete_ack)
+			return 0;
+		r->complete_ack = false;
+		r->last_ack_ns = now_ns;
+		ack->cum = r->npkts;
+		ack->base = r->npkts;
+		ack->nbits = 0;
+		sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack);
+		f->st.acks_tx++;
+		return 1;
+	}
+	if (!r->msg_len)
+		return 0;
+
+	if (r->ack_now || r->ack_due_ns <= now_ns) {
+		u32 trig = r->ack_now ? r->ack_trigger : r->high - 1;
+
+		/* the slice ends at the trigger: it covers the newest arrivals */
+		base = trig + 1 > SDR_ACK_MAX_BITS ? trig + 1 - SDR_ACK_MAX_BITS : 0;
+		base = max(base, r->cum);
+		sdr_sr_fill_slice(r, ack, base,
+				  r->high > base ? r->high - base : 0);
+		sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_ACK, 0, ack);
+		r->ack_now = false;
+		r->ack_due_ns = U64_MAX;
+		r->unacked = 0;
+		r->last_ack_ns = now_ns;
+		f->st.acks_tx++;
+		return 1;
+	}
+
+	if ((f->cfg.flags & SDR_SR_CFG_NO_NACK) || r->nack_at_ns > now_ns)
+		return 0;
+	if (r->cum >= r->high) {
+		r->nack_at_ns = U64_MAX;
+		r->nack_round = false;
+		return 0;
+	}
+	/*
+	 * A NACK round sweeps the holes below the highest packet seen when
+	 * it started, 1024 packets per NACK, then waits nack_interval.
+	 */
+	if (!r->nack_round) {
+		r->nack_round = true;
+		r->nack_cursor = r->cum;
+		r->nack_end = r->high;
+	}
+	start = sdr_bitmap_next_zero(r->map, r->npkts,
+				     max(r->nack_cursor, r->cum));
+	if (start >= r->nack_end) {
+		sdr_sr_nack_round_end(f, r, now_ns);
+		return 0;
+	}
+	sdr_sr_fill_slice(r, ack, start, r->nack_end - start);
+	sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_NACK, 0, ack);
+	r->nack_cursor = start + ack->nbits;
+	if (r->nack_cursor >= r->nack_end)
+		sdr_sr_nack_round_end(f, r, now_ns);
+	r->last_ack_ns = now_ns;
+	f->st.nacks_tx++;
+	return 1;
+}
+
+u64 sdr_sr_rx_deadline(const struct sdr_sr_flow *f,
+		       const struct sdr_sr_rx *r)
+{
+	u64 d;
+
+	if (r->complete)
+		return r->complete_ack ? 0 : U64_MAX;
+	if (r->ack_now)
+		return 0;
+	d = r->ack_due_ns;
+	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK) && r->cum < r->high)
+		d = min(d, r->nack_at_ns);
+	return d;
+}
+
+/*
+ * ACK for a message whose receive already completed and was recycled:
+ * the sender missed the COMPLETE ACK and is still resending.
+ */
+void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts)
+{
+	ack->cum = 0;
+	ack->base = 0;
+	ack->nbits = 0;
+	hdr->type = SDR_PKT_ACK;
+	hdr->flags = 0;
+	hdr->msg_len = 0;
+	hdr->offset = 0;
+	hdr->imm = 0;
+	hdr->ts = ts;
+	hdr->aux = SDR_ACK_F_COMPLETE;
+	hdr->payload_len = SDR_ACK_FIXED_LEN;
+}

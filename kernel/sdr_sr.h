@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Selective Repeat engine: sender and receiver state machines of one
+ * message, as pure functions of (state, event, now_ns).  No sleeping, no
+ * allocation, no locks: the kernel runs every call under the flow's lock
+ * and drives the engine from its receive path and an hrtimer; the host
+ * tests and tools/sdr-sim drive it from an event queue.
+ *
+ * Guarantee: a sender message ends SDR_SR_DONE only after the receiver has
+ * acknowledged every packet (and the receiver completes only once every
+ * packet of the message is in place), or it fails with a negative errno
+ * (-ETIMEDOUT: no ACK progress for cfg.dead_ns).  Nothing is dropped
+ * silently: every lost packet stays on a retransmission timer until it is
+ * acknowledged or the message fails.
+ *
+ * Documentation/protocol.rst describes the algorithm.
+ */
+#ifndef SDR_SR_H
+#define SDR_SR_H
+
+#include "sdr_compat.h"
+#include "sdr_wire.h"
+#include "sdr_rtt.h"
+
+#define SDR_SR_NIL		U32_MAX
+/* per-packet backoff levels: packets sent 1, 2, ... times; the last is 8+ */
+#define SDR_SR_LEVELS		8
+
+/* sdr_sr_cfg.flags */
+#define SDR_SR_CFG_NO_NACK	0x1	/* receiver never sends NACKs */
+
+struct sdr_sr_cfg {
+	/* both ends */
+	u32	pay;		/* payload bytes per packet, fixed per flow */
+	/* sender */
+	u32	max_inflight;	/* packets in flight on the flow */
+	u64	pace_bps;	/* sending rate in bit/s (wire bytes); 0: none */
+	u32	pace_burst;	/* bytes that may leave back to back */
+	u32	alpha_pct;	/* RTO = SRTT + max(alpha% * SRTT, 4 * RTTVAR) */
+	u64	rto_init_ns;	/* RTO before the first RTT sample */
+	u64	rto_min_ns;
+	u64	rto_max_ns;	/* also caps the backoff */
+	u64	dead_ns;	/* no ACK progress this long: fail; 0: never */
+	u64	rnr_backoff_ns;	/* pause after an RNR, doubled per RNR */
+	u32	ackreq_every;	/* ACKREQ on every n-th packet sent; 0: never */
+	/* receiver */
+	u32	ack_every;	/* ACK after this many new packets */
+	u64	ack_delay_ns;	/* ... or this long after an unACKed one */
+	u64	reorder_ns;	/* hole tolerance before a NACK; 0: SRTT/4 */
+	u64	nack_interval_ns; /* between NACK rounds of a message; 0: SRTT */
+	u32	pkts_per_chunk;	/* user bitmap chunk, for SDR_SR_RX_CHUNK */
+	u32	flags;		/* SDR_SR_CFG_* */
+};
+
+struct sdr_sr_stats {
+	/* sender */
+	u64	tx_pkts;	/* DATA packets handed out, retx included */
+	u64	tx_bytes;	/* payload bytes of those */
+	u64	retx_pkts;	/* of which retransmissions */
+	u64	timeouts;	/* packets declared lost by RTO */
+	u64	nack_lost;	/* packets declared lost by a NACK */
+	u64	spurious;	/* retransmissions the original made useless */
+	u64	acks_rx;
+	u64	nacks_rx;
+	u64	rnr_rx;
+	u64	bad_acks;	/* ACKs that contradict the message: ignored */
+	u64	rtt_samples;
+	u64	tx_done;
+	u64	tx_failed;
+	/* receiver */
+	u64	rx_pkts;	/* DATA packets accepted by the engine */
+	u64	rx_bytes;	/* new payload bytes */
+	u64	rx_dup;
+	u64	acks_tx;
+	u64	nacks_tx;
+	u64	rx_done;
+};
+
+/*
+ * Per-flow state shared by every message of the flow: configuration, RTT
+ * estimate, in-flight budget, pacing and counters.
+ */
+struct sdr_sr_flow {
+	struct sdr_sr_cfg	cfg;
+	struct sdr_rtt		rtt;
+	struct sdr_sr_stats	st;
+	u32	inflight;	/* packets in flight over all messages */
+	u32	tx_seq;		/* packets sent, for ackreq_every */
+	u64	pace_next_ns;	/* earliest time of the next packet */
+	u64	pace_fs1024;	/* wire time per byte: femtoseconds * 1.024 */
+	u64	pace_burst_ns;
+	u32	pace_frac_ps;	/* sub-ns remainder of the pacing clock */
+};
+
+struct sdr_sr_list {
+	u32	head;
+	u32	tail;
+	u32	count;
+};
+
+/* message status: 0 while active */
+#define SDR_SR_DONE		1
+
+/*
+ * Sender state of one message.  Per-packet arrays live in caller memory
+ * of sdr_sr_tx_size() bytes.  Each packet is in exactly one state:
+ * unsent (>= next_new, not acked), in flight (on lvl[ntx - 1]), lost
+ * (on the lost list, waiting to be resent) or acked (bit set).  The level
+ * lists are in transmission order, and every packet of a level shares one
+ * timeout (RTO << level), so the head of each list is its next expiry.
+ */
+struct sdr_sr_tx {
+	u32	msg_len;
+	u32	npkts;
+	u32	pay;
+	int	status;		/* 0, SDR_SR_DONE or -errno */
+	u32	next_new;	/* lowest packet never sent */
+	u32	cum;		/* packets [0, cum) all acked */
+	u32	nacked;		/* packets acked */
+	u32	inflight;	/* this message's share of flow->inflight */
+	u32	rnr_count;	/* RNRs since the last progress */
+	bool	probe;		/* after RNR: one packet at a time */
+	u64	start_ns;
+	u64	done_ns;	/* when the status left 0 */
+	u64	last_progress_ns;
+	u64	rnr_until_ns;
+	struct sdr_sr_list	lost;
+	struct sdr_sr_list	lvl[SDR_SR_LEVELS];
+	unsigned long	*acked;	/* npkts bits */
+	u64	*tx_ns;		/* last transmission time */
+	u32	*next;		/* list links */
+	u32	*prev;
+	u8	*ntx;		/* transmissions, saturating at 255 */
+	u8	*where;		/* which list the packet is on */
+};
+
+/* One packet to transmit, from sdr_sr_tx_next(). */
+struct sdr_sr_txd {
+	u32	idx;		/* packet index */
+	u32	offset;		/* byte offset in the message */
+	u32	len;		/* payload bytes */
+	u8	flags;		/* SDR_PKT_F_LAST/RETX/ACKREQ */
+	u32	ts;		/* value for the header's ts */
+};
+
+/* sdr_sr_rx_data() result bits (or a negative -SDR_DROP_* reason) */
+#define SDR_SR_RX_NEW		0x01	/* new packet: copy its payload */
+#define SDR_SR_RX_DUP		0x02	/* already had it: drop payload */
+#define SDR_SR_RX_CHUNK		0x04	/* its chunk is now complete */
+#define SDR_SR_RX_COMPLETE	0x08	/* the whole message is in */
+#define SDR_SR_RX_CTRL		0x10	/* an ACK/NACK is due now */
+
+/* Receiver state of one message (one posted receive). */
+struct sdr_sr_rx {
+	u32	max_len;	/* posted buffer size */
+	u32	msg_len;	/* 0 until the first packet */
+	u32	npkts;
+	u32	cum;		/* packets [0, cum) all received */
+	u32	nrecv;
+	u32	high;		/* highest packet received + 1 */
+	u32	unacked;	/* new packets since the last ACK */
+	u32	ack_trigger;	/* packet the pending ACK should cover */
+	u32	last_ts;	/* ts of the newest DATA, echoed */
+	u32	nack_cursor;	/* NACK round: next packet to describe */
+	u32	nack_end;	/* NACK round: high when it started */
+	bool	ack_now;
+	bool	complete;
+	bool	complete_ack;	/* the COMPLETE ACK is due */
+	bool	nack_round;
+	u8	nack_shift;	/* NACK round backoff since the last new packet */
+	u64	ack_due_ns;	/* delayed ACK, U64_MAX: none */
+	u64	nack_at_ns;	/* next NACK round, U64_MAX: none */
+	u64	last_ack_ns;
+	unsigned long	*map;	/* packets received */
+};
+
+void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg);
+void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
+
+/* sender */
+size_t sdr_sr_tx_size(u32 msg_len, u32 pay);
+int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
+		   void *mem, u64 now_ns);
+int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
+		   struct sdr_sr_txd *out);
+int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+		  const struct sdr_pkt *hdr, const struct sdr_ack *ack,
+		  u64 now_ns);
+int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns);
+int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns);
+u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
+		       const struct sdr_sr_tx *m, u64 now_ns);
+void sdr_sr_tx_abort(struct sdr_sr_flow *f, struct sdr_sr_tx *m, int err,
+		     u64 now_ns);
+
+/* receiver */
+size_t sdr_sr_rx_size(u32 max_len, u32 pay);
+void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
+		    void *mem);
+int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+		   const struct sdr_pkt *pkt, u64 now_ns);
+int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			u64 now_ns, struct sdr_pkt *hdr, struct sdr_ack *ack);
+u64 sdr_sr_rx_deadline(const struct sdr_sr_flow *f,
+		       const struct sdr_sr_rx *r);
+void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts);
+
+#endif /* SDR_SR_H */

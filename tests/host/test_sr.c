@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selective Repeat end to end: a sender and a receiver engine exchange
+ * encoded packets through a simulated duplex channel (serialization,
+ * delay, jitter, Bernoulli and Gilbert-Elliott loss, reordering,
+ * duplication, corruption, receiver not ready).  Every run pushes 10,000
+ * messages of random size and checks that each one arrives complete with
+ * the right content hash, that the sender reports done only after the
+ * receiver completed, and that nothing fails.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "tap.h"
+#include "tests.h"
+#include "sdr_sr.h"
+#include "sdr_bitmap.h"
+
+#define US		1000ULL
+#define MS		1000000ULL
+#define NMSG		10000
+#define WINDOW		4		/* messages in flight at once */
+#define MAX_LEN		(64 * 1024)
+#define PAY		1024
+#define FLOW_TX		0x11
+#define FLOW_RX		0x22
+
+struct imp {
+	const char *name;
+	double loss;			/* Bernoulli */
+	double ge_gb, ge_bg, ge_bad;	/* Gilbert-Elliott: p(G->B), p(B->G), loss in B */
+	double reorder;			/* probability of an extra delay */
+	u64 reorder_ns;
+	double dup;
+	double corrupt;
+	u64 jitter_ns;
+	int rnr;			/* receives are posted late */
+	u64 seed;
+};
+
+enum { EV_TO_RX, EV_TO_TX, EV_TX_TIMER, EV_RX_TIMER, EV_POST };
+
+struct ev {
+	u64 t;
+	u64 seq;
+	int kind;
+	u32 len;
+	u32 msg;
+	u8 *buf;
+};
+
+struct link {
+	u64 free_at;
+	int bad;			/* GE state */
+};
+
+struct txmsg {
+	u32 len;
+	int state;			/* 0 waiting, 1 active, 2 done */
+	struct sdr_sr_tx tx;
+	void *mem;
+};
+
+struct rxmsg {
+	int posted;
+	int done;
+	struct sdr_sr_rx rx;
+	void *map;
+	u8 *buf;
+	u64 last_stale_ns;
+};
+
+struct world {
+	const struct imp *imp;
+	u64 rng;
+	u64 now;
+	u64 seq;
+	struct ev *heap;
+	size_t nheap, capheap;
+	struct link link[2];		/* 0: to receiver, 1: to sender */
+	struct sdr_sr_flow fs, fr;
+	struct txmsg *tm;
+	struct rxmsg *rm;
+	u32 next_start, ndone, nactive;
+	u32 rx_active[NMSG];
+	u32 nrx_active;
+	u64 tx_timer_at, rx_timer_at;
+	u64 drops[SDR_DROP_NR];
+	u64 wire_lost, wire_dup, wire_corrupt, crc_drop, rnr_sent;
+	u64 failed, bad_content, early_done, spins;
+};
+
+static u64 rnd(struct world *w)
+{
+	w->rng ^= w->rng >> 12;
+	w->rng ^= w->rng << 25;
+	w->rng ^= w->rng >> 27;
+	return w->rng * 2685821657736338717ULL;
+}
+
+static double rndf(struct world *w)
+{
+	return (rnd(w) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* content of message k at offset o, and the hash the receiver must see */
+static u8 content(u32 k, u32 o)
+{
+	u64 x = ((u64)k << 32 | o) * 0x9E3779B97F4A7C15ULL;
+
+	return (u8)(x >> 56);
+}
+
+static u64 fnv1a(const u8 *p, u32 n)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+static u64 expect_hash(u32 k, u32 len)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+	u32 o;
+
+	for (o = 0; o < len; o++)
+		h = (h ^ content(k, o)) * 0x100000001b3ULL;
+	return h;
+}
+
+static void push(struct world *w, u64 t, int kind, u32 msg, u8 *buf, u32 len)
+{
+	size_t i;
+
+	if (w->nheap == w->capheap) {
+		w->capheap = w->capheap ? 2 * w->capheap : 1024;
+		w->heap = realloc(w->heap, w->capheap * sizeof(*w->heap));
+	}
+	i = w->nheap++;
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (w->heap[p].t < t || (w->heap[p].t == t && w->heap[p].seq < w->seq))
+			break;
+		w->heap[i] = w->heap[p];
+		i = p;
+	}
+	w->heap[i] = (struct ev){ t, w->seq++, kind, len, msg, buf };
+}
+
+static struct ev pop(struct world *w)
+{
+	struct ev top = w->heap[0], last = w->heap[--w->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= w->nheap)
+			break;
+		if (c + 1 < w->nheap && (w->heap[c + 1].t < w->heap[c].t ||
+		    (w->heap[c + 1].t == w->heap[c].t && w->heap[c + 1].seq < w->heap[c].seq)))
+			c++;
+		if (last.t < w->heap[c].t || (last.t == w->heap[c].t && last.seq < w->heap[c].seq))
+			break;
+		w->heap[i] = w->heap[c];
+		i = c;
+	}
+	w->heap[i] = last;
+	return top;
+}
+
+/* put a packet on the wire toward the receiver (dir 0) or sender (dir 1) */
+static void wire_send(struct world *w, int dir, u8 *buf, u32 len)
+{
+	const struct imp *im = w->imp;
+	struct link *l = &w->link[dir];
+	u64 ser = (u64)(len + 40) * 8 / 10;	/* 10 Gbit/s, +40 B framing */
+	u64 t, d = 50 * US;
+	bool lost;
+
+	l->free_at = (l->free_at > w->now ? l->free_at : w->now) + ser;
+	t = l->free_at;
+
+	if (im->ge_gb > 0) {
+		if (l->bad ? rndf(w) < im->ge_bg : rndf(w) < im->ge_gb)
+			l->bad = !l->bad;
+		lost = l->bad && rndf(w) < im->ge_bad;
+	} else {
+		lost = rndf(w) < im->loss;
+	}
+	if (lost) {
+		w->wire_lost++;
+		free(buf);
+		return;
+	}
+	if (im->jitter_ns)
+		d += rnd(w) % im->jitter_ns;
+	if (im->reorder > 0 && rndf(w) < im->reorder)
+		d += rnd(w) % im->reorder_ns;
+	if (im->corrupt > 0 && rndf(w) < im->corrupt) {
+		u32 pos = (u32)(rnd(w) % len);
+
+		w->wire_corrupt++;
+		buf[pos] ^= (u8)(1 + rnd(w) % 255);
+		/*
+		 * The link's CRC (RoCE ICRC) drops corruption anywhere but in
+		 * the first 8 header bytes, which we hand to the parser to
+		 * prove it rejects or safely ignores them.
+		 */
+		if (pos >= 8) {
+			w->crc_drop++;
+			free(buf);
+			return;
+		}
+	}
+	if (im->dup > 0 && rndf(w) < im->dup) {
+		u8 *copy = malloc(len);
+
+		memcpy(copy, buf, len);
+		w->wire_dup++;
+		push(w, t + d + rnd(w) % (20 * US), dir ? EV_TO_TX : EV_TO_RX, 0, copy, len);
+	}
+	push(w, t + d, dir ? EV_TO_TX : EV_TO_RX, 0, buf, len);
+}
+
+static void send_ctrl(struct world *w, struct sdr_pkt *hdr, const struct sdr_ack *ack,
+		      u32 seq)
+{
+	u32 blen = ack ? sdr_ack_body_len(ack) : 0;
+	u8 *buf = malloc(SDR_WIRE_HDR_LEN + blen);
+
+	hdr->dst_flow = FLOW_TX;
+	hdr->src_flow = FLOW_RX;
+	hdr->msg_seq = seq;
+	hdr->policy = SDR_WIRE_POLICY_SR;
+	hdr->payload_len = (u16)blen;
+	sdr_wire_encode(hdr, buf);
+	if (ack)
+		sdr_ack_encode(ack, buf + SDR_WIRE_HDR_LEN);
+	wire_send(w, 1, buf, SDR_WIRE_HDR_LEN + blen);
+}
+
+static void start_msgs(struct world *w)
+{
+	while (w->nactive < WINDOW && w->next_start < NMSG) {
+		u32 k = w->next_start++;
+		struct txmsg *m = &w->tm[k];
+
+		m->mem = malloc(sdr_sr_tx_size(m->len, PAY));
+		CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, m->len, m->mem, w->now), 0);
+		m->state = 1;
+		w->nactive++;
+		if (w->imp->rnr)	/* the application posts a bit late */
+			push(w, w->now + rnd(w) % (400 * US), EV_POST, k, NULL, 0);
+	}
+}
+
+static void tx_pump(struct world *w)
+{
+	u64 dl = U64_MAX;
+	u32 k;
+
+	start_msgs(w);
+	for (k = w->ndone; k < w->next_start; k++) {
+		struct txmsg *m = &w->tm[k];
+		struct sdr_sr_txd d;
+		int ret;
+
+		if (m->state != 1)
+			continue;
+		while ((ret = sdr_sr_tx_next(&w->fs, &m->tx, w->now, &d)) == 1) {
+			struct sdr_pkt p = {
+				.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
+				.flags = d.flags, .payload_len = (u16)d.len,
+				.dst_flow = FLOW_RX, .src_flow = FLOW_TX,
+				.msg_seq = k, .msg_len = m->len, .offset = d.offset,
+				.imm = k ^ 0xabcd, .ts = d.ts,
+			};
+			u8 *buf = malloc(SDR_WIRE_HDR_LEN + d.len);
+			u32 i;
+
+			sdr_wire_encode(&p, buf);
+			for (i = 0; i < d.len; i++)
+				buf[SDR_WIRE_HDR_LEN + i] = content(k, d.offset + i);
+			wire_send(w, 0, buf, SDR_WIRE_HDR_LEN + d.len);
+		}
+		if (ret < 0) {
+			tap_diag("msg %u failed: %d", k, ret);
+			w->failed++;
+			m->state = 2;
+			w->nactive--;
+			continue;
+		}
+		dl = min(dl, sdr_sr_tx_deadline(&w->fs, &m->tx, w->now));
+	}
+	if (dl <= w->now) {
+		w->spins++;
+		dl = w->now + 1 * US;
+	}
+	if (dl != U64_MAX && (dl < w->tx_timer_at || w->tx_timer_at <= w->now)) {
+		w->tx_timer_at = dl;
+		push(w, dl, EV_TX_TIMER, 0, NULL, 0);
+	}
+}
+
+static void tx_recv(struct world *w, const u8 *buf, u32 len)
+{
+	struct sdr_pkt p;
+	struct sdr_ack a;
+	struct txmsg *m;
+	int ret = sdr_wire_decode(buf, len, &p);
+
+	if (ret) {
+		w->drops[-ret]++;
+		return;
+	}
+	if (p.msg_seq >= NMSG || p.dst_flow != FLOW_TX) {
+		w->drops[SDR_DROP_NO_FLOW]++;
+		return;
+	}
+	m = &w->tm[p.msg_seq];
+	if (m->state != 1) {
+		w->drops[SDR_DROP_STALE]++;
+		return;
+	}
+	if (p.type == SDR_PKT_RNR) {
+		sdr_sr_tx_rnr(&w->fs, &m->tx, w->now);
+	} else if (p.type == SDR_PKT_ACK || p.type == SDR_PKT_NACK) {
+		sdr_ack_decode(buf + SDR_WIRE_HDR_LEN, p.payload_len, &a);
+		ret = sdr_sr_tx_ack(&w->fs, &m->tx, &p, &a, w->now);
+		if (ret == SDR_SR_DONE) {
+			/* the guarantee: done at the sender => complete at the receiver */
+			if (!w->rm[p.msg_seq].done)
+				w->early_done++;
+			m->state = 2;
+			free(m->mem);
+			m->mem = NULL;
+			w->nactive--;
+			while (w->ndone < NMSG && w->tm[w->ndone].state == 2)
+				w->ndone++;
+		}
+	}
+	tx_pump(w);
+}
+
+static void rx_arm(struct world *w)
+{
+	u64 dl = U64_MAX;
+	u32 i;
+
+	for (i = 0; i < w->nrx_active; i++)
+		dl = min(dl, sdr_sr_rx_deadline(&w->fr, &w->rm[w->rx_active[i]].rx));
+	if (dl <= w->now)
+		dl = w->now + 1;
+	if (dl != U64_MAX && (dl < w->rx_timer_at || w->rx_timer_at <= w->now)) {
+		w->rx_timer_at = dl;
+		push(w, dl, EV_RX_TIMER, 0, NULL, 0);
+	}
+}
+
+static void rx_ctrl(struct world *w, u32 k)
+{
+	struct rxmsg *r = &w->rm[k];
+	struct sdr_pkt hdr;
+	struct sdr_ack ack;
+
+	while (sdr_sr_rx_next_ctrl(&w->fr, &r->rx, w->now, &hdr, &ack))
+		send_ctrl(w, &hdr, &ack, k);
+}
+
+static void rx_post(struct world *w, u32 k)
+{
+	struct rxmsg *r = &w->rm[k];
+
+	if (r->posted)
+		return;
+	r->posted = 1;
+	r->map = malloc(sdr_sr_rx_size(MAX_LEN, PAY));
+	r->buf = malloc(MAX_LEN);
+	sdr_sr_rx_init(&w->fr, &r->rx, MAX_LEN, r->map);
+	w->rx_active[w->nrx_active++] = k;
+}
+
+static void rx_retire(struct world *w, u32 k)
+{
+	struct rxmsg *r = &w->rm[k];
+	u32 i;
+
+	if (fnv1a(r->buf, r->rx.msg_len) != expect_hash(k, w->tm[k].len) ||
+	    r->rx.msg_len != w->tm[k].len)
+		w->bad_content++;
+	r->done = 1;
+	free(r->map);
+	free(r->buf);
+	r->map = NULL;
+	r->buf = NULL;
+	for (i = 0; i < w->nrx_active; i++)
+		if (w->rx_active[i] == k) {
+			w->rx_active[i] = w->rx_active[--w->nrx_active];
+			break;
+		}
+}
+
+static void rx_recv(struct world *w, const u8 *buf, u32 len)
+{
+	struct sdr_pkt p, hdr;
+	struct sdr_ack ack;
+	struct rxmsg *r;
+	int ret = sdr_wire_decode(buf, len, &p);
+
+	if (ret) {
+		w->drops[-ret]++;
+		return;
+	}
+	if (p.type != SDR_PKT_DATA || p.dst_flow != FLOW_RX || p.msg_seq >= NMSG) {
+		w->drops[SDR_DROP_NO_FLOW]++;
+		return;
+	}
+	r = &w->rm[p.msg_seq];
+	if (r->done) {
+		/* recycled slot: tell the sender again that it is complete */
+		w->drops[SDR_DROP_STALE]++;
+		if (p.flags & SDR_PKT_F_ACKREQ || w->now - r->last_stale_ns > 50 * US) {
+			r->last_stale_ns = w->now;
+			sdr_sr_stale_ack(&hdr, &ack, p.ts);
+			send_ctrl(w, &hdr, &ack, p.msg_seq);
+		}
+		return;
+	}
+	if (!w->imp->rnr)
+		rx_post(w, p.msg_seq);
+	if (!r->posted) {
+		w->drops[SDR_DROP_NO_RECV]++;
+		memset(&hdr, 0, sizeof(hdr));
+		hdr.type = SDR_PKT_RNR;
+		w->rnr_sent++;
+		send_ctrl(w, &hdr, NULL, p.msg_seq);
+		return;
+	}
+	ret = sdr_sr_rx_data(&w->fr, &r->rx, &p, w->now);
+	if (ret < 0) {
+		w->drops[-ret]++;
+		return;
+	}
+	if (ret & SDR_SR_RX_NEW)
+		memcpy(r->buf + p.offset, buf + SDR_WIRE_HDR_LEN, p.payload_len);
+	rx_ctrl(w, p.msg_seq);
+	if (ret & SDR_SR_RX_COMPLETE)
+		rx_retire(w, p.msg_seq);
+	rx_arm(w);
+}
+
+static void rx_timer(struct world *w)
+{
+	u32 i;
+
+	for (i = 0; i < w->nrx_active; i++)
+		rx_ctrl(w, w->rx_active[i]);
+	rx_arm(w);
+}
+
+static void run(const struct imp *im)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct sdr_sr_cfg cfg;
+	u32 k, incomplete = 0;
+	u64 limit = 600ULL * 1000 * MS;	/* simulated 600 s: never reached */
+
+	w->imp = im;
+	w->rng = im->seed;
+	w->now = 1000 * MS;
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = PAY;
+	cfg.max_inflight = 128;
+	cfg.pace_bps = 10000000000ULL;
+	cfg.pace_burst = 8 * 1024;
+	cfg.rto_init_ns = 2 * MS;
+	cfg.rto_min_ns = 200 * US;
+	cfg.rto_max_ns = 100 * MS;
+	cfg.dead_ns = 5000 * MS;
+	cfg.rnr_backoff_ns = 100 * US;
+	cfg.ack_every = 8;
+	cfg.ack_delay_ns = 20 * US;
+	cfg.reorder_ns = 30 * US;
+	cfg.nack_interval_ns = 150 * US;
+	sdr_sr_flow_init(&w->fs, &cfg);
+	sdr_sr_flow_init(&w->fr, &cfg);
+
+	w->tm = calloc(NMSG, sizeof(*w->tm));
+	w->rm = calloc(NMSG, sizeof(*w->rm));
+	for (k = 0; k < NMSG; k++) {
+		u64 x = rnd(w);
+
+		/* a third tiny, the rest up to 64 KiB: edge sizes included */
+		w->tm[k].len = x % 3 == 0 ? 1 + (u32)(rnd(w) % (2 * PAY)) :
+			       1 + (u32)(rnd(w) % MAX_LEN);
+		if (k % 97 == 0)
+			w->tm[k].len = MAX_LEN;
+		if (k % 89 == 0)
+			w->tm[k].len = PAY * (1 + k % 7);
+	}
+
+	tx_pump(w);
+	while (w->nheap && w->ndone < NMSG && w->now < limit) {
+		struct ev e = pop(w);
+
+		w->now = e.t;
+		switch (e.kind) {
+		case EV_TO_RX:
+			rx_recv(w, e.buf, e.len);
+			free(e.buf);
+			break;
+		case EV_TO_TX:
+			tx_recv(w, e.buf, e.len);
+			free(e.buf);
+			break;
+		case EV_TX_TIMER:
+			tx_pump(w);
+			break;
+		case EV_RX_TIMER:
+			rx_timer(w);
+			break;
+		case EV_POST:
+			rx_post(w, e.msg);
+			rx_arm(w);
+			break;
+		}
+	}
+	for (k = 0; k < NMSG; k++)
+		if (!w->rm[k].done || w->tm[k].state != 2)
+			incomplete++;
+
+	tap_diag("%s: %.3f s simulated; tx %llu pkts (%llu retx: %llu rto, %llu nack, %llu spurious), "
+		 "rx dup %llu; acks %llu nacks %llu; wire lost %llu dup %llu corrupt %llu "
+		 "(parser saw %llu); rnr %llu; srtt %.0f us rto %.0f us",
+		 im->name, (w->now - 1000 * MS) / 1e9,
+		 (unsigned long long)w->fs.st.tx_pkts, (unsigned long long)w->fs.st.retx_pkts,
+		 (unsigned long long)w->fs.st.timeouts, (unsigned long long)w->fs.st.nack_lost,
+		 (unsigned long long)w->fs.st.spurious, (unsigned long long)w->fr.st.rx_dup,
+		 (unsigned long long)w->fr.st.acks_tx, (unsigned long long)w->fr.st.nacks_tx,
+		 (unsigned long long)w->wire_lost, (unsigned long long)w->wire_dup,
+		 (unsigned long long)w->wire_corrupt,
+		 (unsigned long long)(w->wire_corrupt - w->crc_drop),
+		 (unsigned long long)w->rnr_sent,
+		 w->fs.rtt.srtt_ns / 1e3, w->fs.rtt.rto_ns / 1e3);
+	CHECK_EQ(incomplete, 0);
+	CHECK_EQ(w->failed, 0);
+	CHECK_EQ(w->bad_content, 0);
+	CHECK_EQ(w->early_done, 0);
+	CHECK_EQ(w->fs.st.tx_done, NMSG);
+	CHECK_EQ(w->fr.st.rx_done, NMSG);
+	CHECK_EQ(w->fs.inflight, 0);
+	CHECK_EQ(w->spins, 0);
+	if (im->corrupt > 0) {
+		u64 parser = 0;
+
+		for (k = SDR_DROP_SHORT; k <= SDR_DROP_ACK; k++)
+			parser += w->drops[k];
+		CHECK(parser > 0);
+	}
+	if (im->loss > 0 || im->ge_gb > 0)
+		CHECK(w->fs.st.retx_pkts > 0);
+	if (im->rnr)
+		CHECK(w->fs.st.rnr_rx > 0);
+
+	while (w->nheap) {
+		struct ev e = pop(w);
+
+		free(e.buf);
+	}
+	for (k = 0; k < NMSG; k++) {
+		free(w->tm[k].mem);
+		free(w->rm[k].map);
+		free(w->rm[k].buf);
+	}
+	free(w->heap);
+	free(w->tm);
+	free(w->rm);
+	free(w);
+}
+
+static const struct imp imps[] = {
+	{ .name = "clean", .seed = 1 },
+	{ .name = "loss1pct", .loss = 0.01, .seed = 2 },
+	{ .name = "loss10pct", .loss = 0.10, .seed = 3 },
+	{ .name = "gilbert_elliott", .ge_gb = 0.01, .ge_bg = 0.25, .ge_bad = 0.9, .seed = 4 },
+	{ .name = "reorder", .reorder = 0.2, .reorder_ns = 80 * US, .seed = 5 },
+	{ .name = "duplicate", .dup = 0.05, .seed = 6 },
+	{ .name = "corrupt", .corrupt = 0.05, .seed = 7 },
+	{ .name = "delay_jitter", .jitter_ns = 40 * US, .seed = 8 },
+	{ .name = "rnr", .rnr = 1, .loss = 0.002, .seed = 9 },
+	{ .name = "everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
+	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .seed = 10 },
+};
+
+static const struct imp *cur;
+
+static void one(void)
+{
+	run(cur);
+}
+
+void test_sr(void)
+{
+	size_t i;
+	char name[64];
+
+	for (i = 0; i < ARRAY_SIZE(imps); i++) {
+		cur = &imps[i];
+		snprintf(name, sizeof(name), "sr_10k_messages_%s", imps[i].name);
+		tap_run(name, one);
+	}
+}
