@@ -2,45 +2,297 @@
 /*
  * sdr: software-defined reliability over UD - internal definitions.
  *
+ * Objects: a struct sdr_dev per bound RDMA device owns one UD QP, its CQs,
+ * the receive buffers and the send contexts.  A struct sdr_ctx per open
+ * /dev/sdr is bound to one sdr_dev and owns flows.  A struct sdr_flow is one
+ * end of a message channel; packets find it by id in the device's xarray.
+ *
  * Lock order (outermost first):
  *   sdr_devs_lock (mutex, sdr_main.c)
- *     sdr_ctx.lock (mutex)
- *       sdr_dev.flows_lock (spinlock, _bh)
- *         sdr_flow.lock (spinlock, _bh)
- *           sdr_ctx.cq_lock (spinlock, _bh)
- * sdr_dev.tx_lock (spinlock, _bh) is a leaf: taken with nothing else needed
- * inside it.
+ *     sdr_dev.rwsem (users vs. removal)
+ *       sdr_ctx.lock (mutex)
+ *         sdr_dev.tx_lock (spinlock, _bh)
+ *           sdr_flow.lock (spinlock, _bh)
+ *             sdr_ctx.cq_lock (spinlock, _bh)
  */
 #ifndef SDR_H
 #define SDR_H
 
+#include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
-#define SDR_QKEY_DEFAULT	0x5d520001
+#include "../uapi/sdr.h"
+#include "sdr_wire.h"
 
-/* One bound RDMA device (one RoCE port of it). */
+#if BITS_PER_LONG != 64
+#error "sdr shares u64 bitmaps with userspace as unsigned long: 64-bit only"
+#endif
+
+#define SDR_QKEY		0x5d520001U
+#define SDR_MAX_MSGS		1024
+#define SDR_MAX_MSG_SIZE	(1U << 30)
+#define SDR_MAX_CHUNK_PKTS	1024
+#define SDR_DEFAULT_CHUNK_PKTS	16
+#define SDR_TX_SGE		3	/* header + a payload spanning 2 pages */
+
+/* Module parameters (sdr_main.c). */
+extern unsigned int sdr_recv_depth;
+extern unsigned int sdr_send_depth;
+extern unsigned int sdr_max_region_mb;
+extern unsigned int sdr_none_idle_ms;
+extern unsigned int sdr_none_grace_us;
+
+enum sdr_dev_counter {
+	SDR_DEV_TX_PACKETS,
+	SDR_DEV_TX_BYTES,
+	SDR_DEV_RX_PACKETS,
+	SDR_DEV_RX_BYTES,
+	SDR_DEV_TX_ERRORS,	/* send completions with an error */
+	SDR_DEV_RX_ERRORS,	/* receive completions with an error */
+	SDR_DEV_NR_COUNTERS
+};
+
+struct sdr_tx;
+struct sdr_rx;
+struct sdr_flow;
+
+/* One bound RDMA device (its first RoCE port). */
 struct sdr_dev {
 	struct list_head	list;		/* in sdr_devs, under sdr_devs_lock */
 	struct kref		ref;		/* the list holds one; each ctx one */
-	struct ib_device	*ibdev;		/* NULL once removed */
+	struct ib_device	*ibdev;
 	u32			port;
 	struct device		*cdev;		/* /sys/class/sdr/<ibdev> */
 	char			name[IB_DEVICE_NAME_MAX];
-	bool			dying;		/* under sdr_devs_lock */
+
+	/*
+	 * Users (ioctls touching the ib_device) hold it for read; removal
+	 * takes it for write to set dying, after which nobody starts using
+	 * the ib_device again.
+	 */
+	struct rw_semaphore	rwsem;
+	bool			dying;
+
+	struct ib_pd		*pd;
+	struct ib_cq		*send_cq;
+	struct ib_cq		*recv_cq;
+	struct ib_qp		*qp;
+	u32			mtu;		/* IB MTU when the QP was made */
+
+	/* Receive buffers: a GRH slot and a page each, always posted. */
+	struct sdr_rx		*rx;
+	unsigned int		nr_rx;
+	void			*grh;		/* nr_rx * 40 bytes */
+	u64			grh_dma;
+
+	/* Send contexts; tx_free and tx_flows are guarded by tx_lock. */
+	spinlock_t		tx_lock;
+	struct sdr_tx		*tx;
+	unsigned int		nr_tx;
+	struct list_head	tx_free;
+	struct list_head	tx_flows;	/* flows with packets to send */
+	atomic_t		tx_inflight;	/* posted, not completed */
+	wait_queue_head_t	tx_wait;	/* removal waits for inflight 0 */
+	void			*hdrs;		/* nr_tx headers */
+	u64			hdrs_dma;
+
+	/* Flows of this device by id; values are struct sdr_flow *. */
+	struct xarray		flows;
+	u32			next_flow_id;
+	atomic_t		nr_flows;
+
+	atomic64_t		counters[SDR_DEV_NR_COUNTERS];
+	atomic64_t		drops[SDR_DROP_NR];
 };
 
 extern struct mutex sdr_devs_lock;
 extern struct list_head sdr_devs;
 extern atomic_t sdr_nr_ctx;		/* open contexts, for leak checks */
+extern atomic_t sdr_nr_flows;		/* live flows, for leak checks */
+extern struct workqueue_struct *sdr_wq;
 
 struct sdr_dev *sdr_dev_get_by_name(const char *name);
+struct sdr_dev *sdr_dev_get_by_gid(const u8 *gid);
 void sdr_dev_put(struct sdr_dev *sdev);
 int sdr_dev_query_gid(struct sdr_dev *sdev, union ib_gid *gid, u32 *index);
 u32 sdr_dev_mtu(struct sdr_dev *sdev);
+
+static inline void sdr_dev_count(struct sdr_dev *sdev, int c, s64 v)
+{
+	atomic64_add(v, &sdev->counters[c]);
+}
+
+static inline void sdr_dev_drop(struct sdr_dev *sdev, int reason)
+{
+	atomic64_inc(&sdev->drops[reason]);
+}
+
+/* sdr_net.c: the device's UD transport */
+int sdr_net_init(struct sdr_dev *sdev);
+void sdr_net_stop(struct sdr_dev *sdev);
+void sdr_net_free(struct sdr_dev *sdev);
+void sdr_net_tx_kick(struct sdr_dev *sdev);
+int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
+		      const struct sdr_pkt *pkt, const void *body, u32 len);
+
+/* ------------------------------------------------------------------ */
+/* Contexts, flows, messages */
+
+struct sdr_ctx {
+	struct sdr_dev		*sdev;		/* bound device, or NULL */
+	struct mutex		lock;		/* bind, flows list, flow create/destroy */
+	struct xarray		flows;		/* this context's flows by id */
+	u32			cq_budget;	/* sum of 2 * max_msgs of flows */
+
+	/* Completion ring, shared with the process. */
+	spinlock_t		cq_lock;	/* tail, cq_pending, overflow */
+	void			*ring;		/* vmalloc_user */
+	size_t			ring_size;
+	u32			cq_entries;
+	u32			cq_tail;	/* ours; the shared copy is output only */
+	u32			cq_pending;	/* ops that will produce a CQE */
+	wait_queue_head_t	wq;		/* poll() readiness */
+	pid_t			pid;
+};
+
+struct sdr_ring_hdr {			/* page 0 of the ring mapping */
+	u32	head;			/* written by the process */
+	u8	pad0[60];
+	u32	tail;			/* written by the kernel */
+	u8	pad1[60];
+	u32	mask;
+	u32	overflow;
+};
+#define SDR_RING_CQES_OFF	256
+
+/* A message being sent. */
+struct sdr_txmsg {
+	struct list_head	node;		/* flow->tx_msgs */
+	u32			seq;
+	u32			imm;
+	u32			msg_len;
+	u32			ready;		/* bytes that may be sent */
+	u32			next_off;	/* next byte to send */
+	u32			npkts;
+	u32			pkts_posted;	/* handed to the QP */
+	u32			pkts_done;	/* send completions seen */
+	bool			streaming;	/* more parts to come */
+	bool			uptr;		/* data is a staging copy */
+	bool			failed;		/* a packet failed to go out */
+	bool			flushed;	/* completed by shutdown */
+	u64			base;		/* send-region offset */
+	const u8		*data;		/* first byte of the message */
+	void			*staging;	/* kvmalloc'ed copy, or NULL */
+	u64			user_data;
+};
+
+/* Kernel-private part of a receive slot (the public part is shared). */
+struct sdr_rxslot {
+	u32			seq;
+	u32			state;		/* SDR_RECV_* (mirrors shared) */
+	u32			msg_len;
+	u32			npkts;
+	u32			nchunks;
+	u32			pkts_done;
+	u32			chunks_done;
+	bool			sender_done;	/* peer sent all it will */
+	u64			user_data;
+	u64			deadline_ns;	/* NONE: partial completion at */
+};
+
+struct sdr_flow {
+	struct kref		ref;
+	u32			id;
+	struct sdr_dev		*sdev;		/* holds a reference */
+	struct sdr_ctx		*ctx;		/* NULL once detached */
+	spinlock_t		lock;		/* everything below */
+
+	u32			state;		/* SDR_FLOW_* */
+	u32			policy;
+	u32			mtu;
+	u32			payload;
+	u32			chunk_size;
+	u32			pkts_per_chunk;
+	u32			max_msg_size;
+	u32			max_msgs;
+	bool			dead;		/* destroyed: ignore packets */
+
+	/* peer */
+	struct ib_ah		*ah;
+	u32			peer_qpn;
+	u32			peer_qkey;
+	u32			peer_flow;
+	union ib_gid		peer_gid;
+	struct sdr_endpoint	ep;		/* ours */
+
+	/* shared regions (vmalloc_user) */
+	u8			*recv_region;
+	u8			*send_region;
+	u8			*state_area;
+	size_t			region_size;	/* each of recv and send */
+	size_t			state_size;
+	u32			slot_stride;
+	u32			state_stride;
+	u32			chunk_bitmap_off;
+	u32			pkt_bitmap_off;
+
+	/* send side */
+	struct list_head	tx_msgs;	/* posted, oldest first */
+	struct list_head	tx_node;	/* in sdev->tx_flows */
+	bool			tx_queued;
+	u32			tx_next_seq;
+	u32			tx_inflight_msgs;
+	u32			tx_pkts_inflight;	/* posted WRs of this flow */
+
+	/* receive side: slot i holds seq with seq % max_msgs == i */
+	struct sdr_rxslot	*slots;
+	u32			rx_next_post;	/* seq the next post takes */
+	u32			rx_posted;	/* slots not FREE */
+	u32			rx_last_seq;	/* seq of the newest DATA seen */
+	struct hrtimer		rx_timer;	/* NONE partial completion */
+	u64			rx_timer_at;	/* its expiry, 0 if not armed */
+
+	struct sdr_flow_info	stats;		/* counters part only */
+	struct work_struct	free_work;
+	struct rcu_head		rcu;
+};
+
+void sdr_flow_get(struct sdr_flow *flow);
+void sdr_flow_put(struct sdr_flow *flow);
+struct sdr_flow *sdr_flow_lookup_rcu(struct sdr_dev *sdev, u32 id);
+
+/* sdr_flow.c */
+int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg);
+int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg);
+int sdr_flow_destroy(struct sdr_ctx *ctx, u32 flow_id);
+void sdr_flow_shutdown(struct sdr_flow *flow, u8 status);
+int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg);
+int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg);
+int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg);
+int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg);
+void sdr_flow_destroy_all(struct sdr_ctx *ctx);
+int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
+		       size_t *size, bool *writable);
+void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
+		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
+		 const union ib_gid *sgid);
+enum hrtimer_restart sdr_flow_rx_timer(struct hrtimer *timer);
+bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
+		      const u8 **data, struct sdr_txmsg **msg);
+void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);
+void sdr_flow_queue_tx(struct sdr_flow *flow);
+
+/* sdr_cdev.c */
+bool sdr_ctx_cq_reserve(struct sdr_ctx *ctx);
+void sdr_ctx_cq_unreserve(struct sdr_ctx *ctx);
+void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe);
 
 int sdr_sysfs_init(void);
 void sdr_sysfs_exit(void);

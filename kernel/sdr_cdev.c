@@ -1,19 +1,373 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdr: /dev/sdr - one open file is one context.
+ * sdr: /dev/sdr - one open file is one context: ioctl dispatch, mmap of
+ * the completion ring and the flows' regions, poll.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "sdr.h"
 
-struct sdr_ctx {
-	struct sdr_dev	*sdev;	/* bound device, or NULL */
+#define SDR_CQ_DEFAULT	4096
+#define SDR_CQ_MIN	64
+#define SDR_CQ_MAX	65536
+
+static_assert(sizeof(struct sdr_ring_hdr) <= SDR_RING_CQES_OFF);
+static_assert(sizeof(struct sdr_cqe) == 32);
+
+static struct sdr_ring_hdr *sdr_ring(struct sdr_ctx *ctx)
+{
+	return ctx->ring;
+}
+
+/* Entries the process has not consumed yet; garbage in head reads as full. */
+static u32 sdr_ring_used(struct sdr_ctx *ctx)
+{
+	u32 used = ctx->cq_tail - READ_ONCE(sdr_ring(ctx)->head);
+
+	return min(used, ctx->cq_entries);
+}
+
+/* Reserve ring room for one future completion. */
+bool sdr_ctx_cq_reserve(struct sdr_ctx *ctx)
+{
+	bool ok;
+
+	spin_lock_bh(&ctx->cq_lock);
+	ok = ctx->cq_pending + sdr_ring_used(ctx) < ctx->cq_entries;
+	if (ok)
+		ctx->cq_pending++;
+	spin_unlock_bh(&ctx->cq_lock);
+	return ok;
+}
+
+void sdr_ctx_cq_unreserve(struct sdr_ctx *ctx)
+{
+	spin_lock_bh(&ctx->cq_lock);
+	if (!WARN_ON_ONCE(!ctx->cq_pending))
+		ctx->cq_pending--;
+	spin_unlock_bh(&ctx->cq_lock);
+}
+
+/* Post a completion that was reserved with sdr_ctx_cq_reserve(). */
+void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe)
+{
+	struct sdr_ring_hdr *hdr = sdr_ring(ctx);
+	struct sdr_cqe *cqes = ctx->ring + SDR_RING_CQES_OFF;
+
+	spin_lock_bh(&ctx->cq_lock);
+	if (ctx->cq_pending)
+		ctx->cq_pending--;
+	if (sdr_ring_used(ctx) >= ctx->cq_entries) {
+		/* Only a process that wrote garbage into head gets here. */
+		WRITE_ONCE(hdr->overflow, READ_ONCE(hdr->overflow) + 1);
+	} else {
+		cqes[ctx->cq_tail & (ctx->cq_entries - 1)] = *cqe;
+		ctx->cq_tail++;
+		/* The entry is written before the tail says so. */
+		smp_store_release(&hdr->tail, ctx->cq_tail);
+	}
+	spin_unlock_bh(&ctx->cq_lock);
+	wake_up_interruptible(&ctx->wq);
+}
+
+static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_bind *arg = p;
+	struct sdr_ring_hdr *hdr;
+	struct sdr_dev *sdev;
+	union ib_gid gid;
+	u32 entries;
+	int ret;
+
+	if (arg->__reserved)
+		return -EINVAL;
+	if (ctx->sdev)
+		return -EBUSY;
+	entries = arg->cq_entries ?: SDR_CQ_DEFAULT;
+	if (entries < SDR_CQ_MIN || entries > SDR_CQ_MAX ||
+	    !is_power_of_2(entries))
+		return -EINVAL;
+	if (arg->flags & SDR_BIND_BY_GID) {
+		sdev = sdr_dev_get_by_gid(arg->gid);
+	} else {
+		if (!memchr(arg->ibdev, 0, sizeof(arg->ibdev)))
+			return -EINVAL;
+		sdev = sdr_dev_get_by_name(arg->ibdev);
+	}
+	if (!sdev)
+		return -ENODEV;
+	ret = -ENODEV;
+	if (arg->port && arg->port != sdev->port)
+		goto err_put;
+
+	ctx->ring_size = PAGE_ALIGN(SDR_RING_CQES_OFF +
+				    entries * sizeof(struct sdr_cqe));
+	ctx->ring = vmalloc_user(ctx->ring_size);
+	ret = -ENOMEM;
+	if (!ctx->ring)
+		goto err_put;
+	ctx->cq_entries = entries;
+	hdr = ctx->ring;
+	hdr->mask = entries - 1;
+
+	down_read(&sdev->rwsem);
+	ret = sdev->dying ? -ENODEV : sdr_dev_query_gid(sdev, &gid, NULL);
+	if (!ret) {
+		arg->mtu = sdev->mtu;
+		memcpy(arg->gid, gid.raw, sizeof(arg->gid));
+	}
+	up_read(&sdev->rwsem);
+	if (ret)
+		goto err_free_ring;
+
+	memset(arg->ibdev, 0, sizeof(arg->ibdev));
+	strscpy(arg->ibdev, sdev->name, sizeof(arg->ibdev));
+	arg->port = sdev->port;
+	arg->cq_entries = entries;
+	arg->ring_offset = 0;
+	arg->ring_size = ctx->ring_size;
+	arg->ring = (struct sdr_ring_offsets) {
+		.head		= offsetof(struct sdr_ring_hdr, head),
+		.tail		= offsetof(struct sdr_ring_hdr, tail),
+		.mask		= offsetof(struct sdr_ring_hdr, mask),
+		.overflow	= offsetof(struct sdr_ring_hdr, overflow),
+		.cqes		= SDR_RING_CQES_OFF,
+	};
+	/* Published last: it tells every other ioctl the context is bound. */
+	smp_store_release(&ctx->sdev, sdev);
+	return 0;
+
+err_free_ring:
+	vfree(ctx->ring);
+	ctx->ring = NULL;
+err_put:
+	sdr_dev_put(sdev);
+	return ret;
+}
+
+static int sdr_ioc_flow_create(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_flow_create *arg = p;
+
+	if (arg->__reserved)
+		return -EINVAL;
+	return sdr_flow_create(ctx, arg);
+}
+
+static int sdr_ioc_flow_connect(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_flow_connect *arg = p;
+
+	if (arg->__reserved)
+		return -EINVAL;
+	return sdr_flow_connect(ctx, arg);
+}
+
+static int sdr_ioc_flow_destroy(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_flow_destroy *arg = p;
+
+	if (arg->__reserved)
+		return -EINVAL;
+	return sdr_flow_destroy(ctx, arg->flow_id);
+}
+
+static int sdr_ioc_flow_info(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_flow_info *arg = p;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(arg->__reserved); i++)
+		if (arg->__reserved[i])
+			return -EINVAL;
+	return sdr_flow_info(ctx, arg);
+}
+
+static int sdr_ioc_recv_post(struct sdr_ctx *ctx, void *p)
+{
+	return sdr_recv_post(ctx, p);
+}
+
+static int sdr_ioc_recv_complete(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_recv_complete *arg = p;
+
+	if (arg->__reserved)
+		return -EINVAL;
+	return sdr_recv_complete(ctx, arg);
+}
+
+static int sdr_ioc_send_post(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_send_post *arg = p;
+
+	if (arg->__reserved)
+		return -EINVAL;
+	return sdr_send_post(ctx, arg);
+}
+
+struct sdr_ioctl_op {
+	u32	size;		/* the struct this kernel knows (also V1) */
+	u32	flags;		/* flags it accepts */
+	bool	out;		/* copy the struct back on success */
+	int	(*fn)(struct sdr_ctx *ctx, void *arg);
 };
+
+static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
+	[_IOC_NR(SDR_IOC_BIND)] = {
+		SDR_BIND_SIZE_V1, SDR_BIND_BY_GID, true, sdr_ioc_bind },
+	[_IOC_NR(SDR_IOC_FLOW_CREATE)] = {
+		SDR_FLOW_CREATE_SIZE_V1, 0, true, sdr_ioc_flow_create },
+	[_IOC_NR(SDR_IOC_FLOW_CONNECT)] = {
+		SDR_FLOW_CONNECT_SIZE_V1, 0, false, sdr_ioc_flow_connect },
+	[_IOC_NR(SDR_IOC_FLOW_DESTROY)] = {
+		SDR_FLOW_DESTROY_SIZE_V1, 0, false, sdr_ioc_flow_destroy },
+	[_IOC_NR(SDR_IOC_FLOW_INFO)] = {
+		SDR_FLOW_INFO_SIZE_V1, 0, true, sdr_ioc_flow_info },
+	[_IOC_NR(SDR_IOC_RECV_POST)] = {
+		SDR_RECV_POST_SIZE_V1, 0, true, sdr_ioc_recv_post },
+	[_IOC_NR(SDR_IOC_RECV_COMPLETE)] = {
+		SDR_RECV_COMPLETE_SIZE_V1, 0, false, sdr_ioc_recv_complete },
+	[_IOC_NR(SDR_IOC_SEND_POST)] = {
+		SDR_SEND_POST_SIZE_V1,
+		SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
+		SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
+		true, sdr_ioc_send_post },
+};
+
+union sdr_ioctl_buf {
+	struct sdr_bind			bind;
+	struct sdr_flow_create		flow_create;
+	struct sdr_flow_connect		flow_connect;
+	struct sdr_flow_destroy		flow_destroy;
+	struct sdr_flow_info		flow_info;
+	struct sdr_recv_post		recv_post;
+	struct sdr_recv_complete	recv_complete;
+	struct sdr_send_post		send_post;
+};
+
+static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sdr_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	const struct sdr_ioctl_op *op;
+	union sdr_ioctl_buf buf;
+	struct sdr_dev *sdev;
+	u32 usize, *hdr;
+	int ret;
+
+	if (_IOC_TYPE(cmd) != SDR_IOC_MAGIC ||
+	    _IOC_NR(cmd) >= ARRAY_SIZE(sdr_ioctl_ops) ||
+	    cmd != _IO(SDR_IOC_MAGIC, _IOC_NR(cmd)))
+		return -ENOTTY;
+	op = &sdr_ioctl_ops[_IOC_NR(cmd)];
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < op->size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
+	if (ret)
+		return ret;
+	hdr = (u32 *)&buf;
+	if (hdr[1] & ~op->flags)
+		return -EOPNOTSUPP;
+
+	/* ctx->sdev goes from NULL to a device once (bind), never back. */
+	sdev = smp_load_acquire(&ctx->sdev);
+	if (!sdev && cmd != SDR_IOC_BIND)
+		return -EBADFD;
+	if (sdev) {
+		down_read(&sdev->rwsem);
+		if (sdev->dying) {
+			up_read(&sdev->rwsem);
+			return -ENODEV;
+		}
+	}
+	mutex_lock(&ctx->lock);
+	ret = op->fn(ctx, &buf);
+	mutex_unlock(&ctx->lock);
+	if (sdev)
+		up_read(&sdev->rwsem);
+
+	if (!ret && op->out && copy_to_user(uarg, &buf, op->size))
+		ret = -EFAULT;
+	return ret;
+}
+
+static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct sdr_ctx *ctx = file->private_data;
+	u64 cookie = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	size_t len = vma->vm_end - vma->vm_start, size;
+	struct sdr_flow *flow = NULL;
+	bool writable = true;
+	void *mem;
+	int ret;
+
+	if (!smp_load_acquire(&ctx->sdev))
+		return -EBADFD;
+	if (!cookie) {
+		mem = ctx->ring;
+		size = ctx->ring_size;
+	} else {
+		/*
+		 * No ctx->lock here: ioctls fault user pages under it, and
+		 * mmap_lock is held here.  A flow reference keeps the
+		 * regions alive instead.
+		 */
+		rcu_read_lock();
+		flow = xa_load(&ctx->flows, cookie >> 40);
+		if (flow && !kref_get_unless_zero(&flow->ref))
+			flow = NULL;
+		rcu_read_unlock();
+		if (!flow)
+			return -EINVAL;
+		ret = sdr_flow_mmap_area(flow, cookie, &mem, &size, &writable);
+		if (ret)
+			goto out_put;
+	}
+	ret = -EINVAL;
+	if (len != size)
+		goto out_put;
+	ret = -EACCES;
+	if (!writable) {
+		if (vma->vm_flags & VM_WRITE)
+			goto out_put;
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	ret = remap_vmalloc_range(vma, mem, 0);
+out_put:
+	if (flow)
+		sdr_flow_put(flow);
+	return ret;
+}
+
+static __poll_t sdr_poll(struct file *file, poll_table *wait)
+{
+	struct sdr_ctx *ctx = file->private_data;
+	struct sdr_dev *sdev = smp_load_acquire(&ctx->sdev);
+	__poll_t mask = 0;
+
+	if (!sdev)
+		return EPOLLERR;
+	poll_wait(file, &ctx->wq, wait);
+	if (READ_ONCE(sdr_ring(ctx)->head) != READ_ONCE(ctx->cq_tail))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (READ_ONCE(sdev->dying))
+		mask |= EPOLLERR | EPOLLHUP;
+	return mask;
+}
 
 static int sdr_open(struct inode *inode, struct file *file)
 {
@@ -22,6 +376,11 @@ static int sdr_open(struct inode *inode, struct file *file)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
+	mutex_init(&ctx->lock);
+	spin_lock_init(&ctx->cq_lock);
+	xa_init(&ctx->flows);
+	init_waitqueue_head(&ctx->wq);
+	ctx->pid = task_tgid_nr(current);
 	atomic_inc(&sdr_nr_ctx);
 	file->private_data = ctx;
 	return 0;
@@ -30,17 +389,21 @@ static int sdr_open(struct inode *inode, struct file *file)
 static int sdr_release(struct inode *inode, struct file *file)
 {
 	struct sdr_ctx *ctx = file->private_data;
+	struct sdr_dev *sdev = ctx->sdev;
 
-	if (ctx->sdev)
-		sdr_dev_put(ctx->sdev);
+	if (sdev) {
+		down_read(&sdev->rwsem);
+		mutex_lock(&ctx->lock);
+		sdr_flow_destroy_all(ctx);
+		mutex_unlock(&ctx->lock);
+		up_read(&sdev->rwsem);
+		sdr_dev_put(sdev);
+	}
+	xa_destroy(&ctx->flows);
+	vfree(ctx->ring);
 	kfree(ctx);
 	atomic_dec(&sdr_nr_ctx);
 	return 0;
-}
-
-static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	return -ENOTTY;
 }
 
 static const struct file_operations sdr_fops = {
@@ -48,6 +411,9 @@ static const struct file_operations sdr_fops = {
 	.open		= sdr_open,
 	.release	= sdr_release,
 	.unlocked_ioctl	= sdr_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= sdr_mmap,
+	.poll		= sdr_poll,
 	.llseek		= noop_llseek,
 };
 

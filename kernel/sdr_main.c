@@ -16,11 +16,68 @@
 
 #include "sdr.h"
 
-/* Guards sdr_devs and every sdr_dev.dying. */
+/* Guards sdr_devs. */
 DEFINE_MUTEX(sdr_devs_lock);
 LIST_HEAD(sdr_devs);
 atomic_t sdr_nr_ctx = ATOMIC_INIT(0);
+atomic_t sdr_nr_flows = ATOMIC_INIT(0);
 static atomic_t sdr_nr_devs = ATOMIC_INIT(0);
+struct workqueue_struct *sdr_wq;
+
+/*
+ * Module parameters.  Each is range checked: a write out of range fails
+ * with EINVAL and keeps the old value.
+ */
+struct sdr_param_range {
+	unsigned int	*val;
+	unsigned int	min;
+	unsigned int	max;
+};
+
+static int sdr_param_set(const char *val, const struct kernel_param *kp)
+{
+	const struct sdr_param_range *r = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < r->min || v > r->max)
+		return -EINVAL;
+	WRITE_ONCE(*r->val, v);
+	return 0;
+}
+
+static int sdr_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct sdr_param_range *r = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*r->val));
+}
+
+static const struct kernel_param_ops sdr_param_ops = {
+	.set	= sdr_param_set,
+	.get	= sdr_param_get,
+};
+
+#define SDR_PARAM(name, def, lo, hi, perm, desc)			\
+	unsigned int sdr_##name = def;					\
+	static struct sdr_param_range sdr_##name##_range = {		\
+		&sdr_##name, lo, hi };					\
+	module_param_cb(name, &sdr_param_ops, &sdr_##name##_range, perm); \
+	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]")
+
+SDR_PARAM(recv_depth, 2048, 64, 16384, 0444,
+	  "Receive buffers (pages) posted per device, read at bind");
+SDR_PARAM(send_depth, 512, 16, 16384, 0444,
+	  "Send contexts (packets in flight) per device, read at bind");
+SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
+	  "Largest receive plus send region of one flow, MiB");
+SDR_PARAM(none_idle_ms, 200, 1, 60000, 0644,
+	  "Policy NONE: complete a receive with holes after this long without a packet");
+SDR_PARAM(none_grace_us, 5000, 0, 10000000, 0644,
+	  "Policy NONE: wait for reordered packets this long once the sender is done with a message");
 
 static struct ib_client sdr_ib_client;
 
@@ -49,6 +106,25 @@ struct sdr_dev *sdr_dev_get_by_name(const char *name)
 			found = sdev;
 			break;
 		}
+	}
+	mutex_unlock(&sdr_devs_lock);
+	return found;
+}
+
+/* Look up a live device by the GID it uses; with a reference, or NULL. */
+struct sdr_dev *sdr_dev_get_by_gid(const u8 *gid)
+{
+	struct sdr_dev *sdev, *found = NULL;
+	union ib_gid g;
+
+	mutex_lock(&sdr_devs_lock);
+	list_for_each_entry(sdev, &sdr_devs, list) {
+		if (sdev->dying || sdr_dev_query_gid(sdev, &g, NULL) ||
+		    memcmp(g.raw, gid, sizeof(g.raw)))
+			continue;
+		kref_get(&sdev->ref);
+		found = sdev;
+		break;
 	}
 	mutex_unlock(&sdr_devs_lock);
 	return found;
@@ -124,11 +200,23 @@ static int sdr_ib_add(struct ib_device *ibdev)
 	sdev->ibdev = ibdev;
 	sdev->port = port;
 	strscpy(sdev->name, dev_name(&ibdev->dev), sizeof(sdev->name));
+	init_rwsem(&sdev->rwsem);
+	spin_lock_init(&sdev->tx_lock);
+	INIT_LIST_HEAD(&sdev->tx_free);
+	INIT_LIST_HEAD(&sdev->tx_flows);
+	init_waitqueue_head(&sdev->tx_wait);
+	xa_init_flags(&sdev->flows, XA_FLAGS_ALLOC1);
 	atomic_inc(&sdr_nr_devs);
 
+	ret = sdr_net_init(sdev);
+	if (ret) {
+		pr_info("%s: cannot set up the UD transport (%d), not binding\n",
+			sdev->name, ret);
+		goto err_put;
+	}
 	ret = sdr_sysfs_add_dev(sdev);
 	if (ret)
-		goto err_put;
+		goto err_net;
 
 	mutex_lock(&sdr_devs_lock);
 	list_add_tail(&sdev->list, &sdr_devs);
@@ -138,23 +226,49 @@ static int sdr_ib_add(struct ib_device *ibdev)
 		sdr_dev_mtu(sdev));
 	return 0;
 
+err_net:
+	sdr_net_stop(sdev);
+	sdr_net_free(sdev);
 err_put:
 	sdr_dev_put(sdev);
 	return ret;
 }
 
+/*
+ * The device is going away: stop new users, fail every flow's pending
+ * work, drain the transport, drop what holds the ib_device, then free.
+ * Contexts keep their (now dead) flows until they close.
+ */
 static void sdr_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct sdr_dev *sdev = client_data;
+	struct sdr_flow *flow;
+	unsigned long id;
+	struct ib_ah *ah;
 
 	mutex_lock(&sdr_devs_lock);
-	sdev->dying = true;
 	list_del(&sdev->list);
 	mutex_unlock(&sdr_devs_lock);
 
+	down_write(&sdev->rwsem);
+	sdev->dying = true;
+	xa_for_each(&sdev->flows, id, flow)
+		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
+	sdr_net_stop(sdev);
+	xa_for_each(&sdev->flows, id, flow) {
+		ah = xchg(&flow->ah, NULL);
+		if (ah)
+			rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		xa_erase(&sdev->flows, id);
+		atomic_dec(&sdev->nr_flows);
+	}
+	/* Flows freed meanwhile destroy their address handles there. */
+	flush_workqueue(sdr_wq);
+	sdr_net_free(sdev);
+	up_write(&sdev->rwsem);
+
 	sdr_sysfs_del_dev(sdev);
 	pr_info("%s: released\n", sdev->name);
-	sdev->ibdev = NULL;
 	sdr_dev_put(sdev);
 }
 
@@ -178,9 +292,12 @@ static int __init sdr_init(void)
 {
 	int ret;
 
+	sdr_wq = alloc_workqueue("sdr", WQ_UNBOUND, 0);
+	if (!sdr_wq)
+		return -ENOMEM;
 	ret = sdr_sysfs_init();
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = sdr_cdev_init();
 	if (ret)
 		goto err_sysfs;
@@ -193,6 +310,8 @@ err_cdev:
 	sdr_cdev_exit();
 err_sysfs:
 	sdr_sysfs_exit();
+err_wq:
+	destroy_workqueue(sdr_wq);
 	return ret;
 }
 
@@ -202,9 +321,14 @@ static void __exit sdr_exit(void)
 	ib_unregister_client(&sdr_ib_client);
 	sdr_cdev_exit();
 	sdr_sysfs_exit();
-	if (atomic_read(&sdr_nr_devs) || atomic_read(&sdr_nr_ctx))
-		pr_err("leak: %d devices, %d contexts still allocated\n",
-		       atomic_read(&sdr_nr_devs), atomic_read(&sdr_nr_ctx));
+	/* Flows freed after their device went still free from here. */
+	destroy_workqueue(sdr_wq);
+	rcu_barrier();
+	if (atomic_read(&sdr_nr_devs) || atomic_read(&sdr_nr_ctx) ||
+	    atomic_read(&sdr_nr_flows))
+		pr_err("leak: %d devices, %d contexts, %d flows still allocated\n",
+		       atomic_read(&sdr_nr_devs), atomic_read(&sdr_nr_ctx),
+		       atomic_read(&sdr_nr_flows));
 }
 
 module_init(sdr_init);

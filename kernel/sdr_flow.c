@@ -1,0 +1,1015 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: flows - messages out, messages in, receive bitmaps.
+ *
+ * Ownership of memory (Documentation/datapath.rst has the picture):
+ *  - send region: written by the process, read by the device while a
+ *    message that covers it is in flight (the process must not change it
+ *    until the send completion);
+ *  - receive region: written only by the kernel (payload copies from the
+ *    receive buffers), read in place by the process;
+ *  - state area: slot states and bitmaps, written only by the kernel;
+ *  - completion ring: entries and tail written by the kernel, head by the
+ *    process.
+ *
+ * Policy NONE: packets go out once, in message order.  A receive completes
+ * with SDR_STATUS_OK when every packet landed, or with SDR_STATUS_PARTIAL
+ * once the sender is known to be done with the message (its last packet or
+ * a later message's packet arrived) and sdr_none_grace_us passed, or when
+ * no packet arrived for sdr_none_idle_ms.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_cache.h>
+
+#include "sdr.h"
+#include "sdr_bitmap.h"
+
+#define SDR_STATE_HDR	64
+
+static_assert(sizeof(struct sdr_recv_state) == SDR_STATE_HDR);
+
+static struct sdr_recv_state *sdr_slot_state(struct sdr_flow *flow, u32 idx)
+{
+	return (struct sdr_recv_state *)(flow->state_area +
+					 (size_t)idx * flow->state_stride);
+}
+
+static unsigned long *sdr_slot_pkt_bits(struct sdr_flow *flow, u32 idx)
+{
+	return (unsigned long *)((u8 *)sdr_slot_state(flow, idx) +
+				 flow->pkt_bitmap_off);
+}
+
+static unsigned long *sdr_slot_chunk_bits(struct sdr_flow *flow, u32 idx)
+{
+	return (unsigned long *)((u8 *)sdr_slot_state(flow, idx) +
+				 flow->chunk_bitmap_off);
+}
+
+void sdr_flow_get(struct sdr_flow *flow)
+{
+	kref_get(&flow->ref);
+}
+
+static void sdr_flow_free_work(struct work_struct *work)
+{
+	struct sdr_flow *flow = container_of(work, struct sdr_flow, free_work);
+	struct ib_ah *ah = xchg(&flow->ah, NULL);
+
+	if (ah)
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	vfree(flow->recv_region);
+	vfree(flow->send_region);
+	vfree(flow->state_area);
+	kfree(flow->slots);
+	sdr_dev_put(flow->sdev);
+	atomic_dec(&sdr_nr_flows);
+	kfree_rcu(flow, rcu);
+}
+
+/* The final put can come from softirq: free from process context. */
+static void sdr_flow_release(struct kref *ref)
+{
+	struct sdr_flow *flow = container_of(ref, struct sdr_flow, ref);
+
+	queue_work(sdr_wq, &flow->free_work);
+}
+
+void sdr_flow_put(struct sdr_flow *flow)
+{
+	kref_put(&flow->ref, sdr_flow_release);
+}
+
+/* Under rcu_read_lock(); returns the flow with a reference, or NULL. */
+struct sdr_flow *sdr_flow_lookup_rcu(struct sdr_dev *sdev, u32 id)
+{
+	struct sdr_flow *flow = xa_load(&sdev->flows, id);
+
+	if (flow && !kref_get_unless_zero(&flow->ref))
+		flow = NULL;
+	return flow;
+}
+
+static u64 sdr_cookie(u32 flow_id, u32 area)
+{
+	return ((u64)flow_id << 40) | ((u64)area << 36);
+}
+
+static bool sdr_is_pow2_mtu(u32 mtu)
+{
+	return mtu >= 256 && mtu <= 4096 && is_power_of_2(mtu);
+}
+
+static int sdr_flow_check_attrs(struct sdr_dev *sdev,
+				struct sdr_flow_create *arg, u32 *ppc)
+{
+	u32 payload;
+
+	if (arg->policy > SDR_POLICY_ADAPTIVE)
+		return -EINVAL;
+	if (arg->policy != SDR_POLICY_NONE)
+		return -EOPNOTSUPP;
+	if (!arg->mtu)
+		arg->mtu = sdev->mtu;
+	if (!sdr_is_pow2_mtu(arg->mtu) || arg->mtu > sdev->mtu)
+		return -EINVAL;
+	payload = arg->mtu - SDR_WIRE_HDR_LEN;
+	if (!arg->chunk_size)
+		arg->chunk_size = SDR_DEFAULT_CHUNK_PKTS * payload;
+	if (arg->chunk_size % payload ||
+	    arg->chunk_size / payload > SDR_MAX_CHUNK_PKTS)
+		return -EINVAL;
+	if (!arg->max_msg_size || arg->max_msg_size > SDR_MAX_MSG_SIZE)
+		return -EINVAL;
+	if (!arg->max_msgs || arg->max_msgs > SDR_MAX_MSGS)
+		return -EINVAL;
+	arg->payload = payload;
+	*ppc = arg->chunk_size / payload;
+	return 0;
+}
+
+int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
+{
+	struct sdr_dev *sdev = ctx->sdev;
+	u32 ppc, npkts, nchunks, id;
+	struct sdr_endpoint *ep;
+	struct sdr_flow *flow;
+	union ib_gid gid;
+	size_t region;
+	int ret;
+
+	ret = sdr_flow_check_attrs(sdev, arg, &ppc);
+	if (ret)
+		return ret;
+	if (ctx->cq_budget + 2 * arg->max_msgs > ctx->cq_entries)
+		return -ENOSPC;
+
+	flow = kzalloc(sizeof(*flow), GFP_KERNEL);
+	if (!flow)
+		return -ENOMEM;
+	kref_init(&flow->ref);
+	spin_lock_init(&flow->lock);
+	INIT_LIST_HEAD(&flow->tx_msgs);
+	INIT_LIST_HEAD(&flow->tx_node);
+	INIT_WORK(&flow->free_work, sdr_flow_free_work);
+	hrtimer_init(&flow->rx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	flow->rx_timer.function = sdr_flow_rx_timer;
+	kref_get(&sdev->ref);
+	flow->sdev = sdev;
+	flow->ctx = ctx;
+	atomic_inc(&sdr_nr_flows);
+
+	flow->policy = arg->policy;
+	flow->mtu = arg->mtu;
+	flow->payload = arg->payload;
+	flow->chunk_size = arg->chunk_size;
+	flow->pkts_per_chunk = ppc;
+	flow->max_msg_size = arg->max_msg_size;
+	flow->max_msgs = arg->max_msgs;
+
+	npkts = sdr_msg_npkts(arg->max_msg_size, flow->payload);
+	nchunks = sdr_msg_nchunks(npkts, ppc);
+	flow->slot_stride = PAGE_ALIGN(arg->max_msg_size);
+	flow->chunk_bitmap_off = SDR_STATE_HDR;
+	flow->pkt_bitmap_off = SDR_STATE_HDR + BITS_TO_LONGS(nchunks) * 8;
+	flow->state_stride = ALIGN(flow->pkt_bitmap_off +
+				   BITS_TO_LONGS(npkts) * 8, 64);
+	region = (size_t)flow->slot_stride * flow->max_msgs;
+	flow->region_size = region;
+	flow->state_size = PAGE_ALIGN((size_t)flow->state_stride *
+				      flow->max_msgs);
+
+	ret = -ENOMEM;
+	if (2 * region > (size_t)sdr_max_region_mb << 20)
+		goto err_put;
+	flow->slots = kcalloc(flow->max_msgs, sizeof(*flow->slots),
+			      GFP_KERNEL);
+	flow->recv_region = vmalloc_user(region);
+	flow->send_region = vmalloc_user(region);
+	flow->state_area = vmalloc_user(flow->state_size);
+	if (!flow->slots || !flow->recv_region || !flow->send_region ||
+	    !flow->state_area)
+		goto err_put;
+
+	ret = sdr_dev_query_gid(sdev, &gid, NULL);
+	if (ret)
+		goto err_put;
+
+	ret = xa_alloc_cyclic(&sdev->flows, &id, NULL, XA_LIMIT(1, 0xffffff),
+			      &sdev->next_flow_id, GFP_KERNEL);
+	if (ret < 0)
+		goto err_put;
+	flow->id = id;
+	ret = xa_insert(&ctx->flows, id, flow, GFP_KERNEL);
+	if (ret) {
+		xa_erase(&sdev->flows, id);
+		goto err_put;
+	}
+
+	ep = &flow->ep;
+	ep->magic = cpu_to_le32(SDR_EP_MAGIC);
+	ep->abi = cpu_to_le32(SDR_ABI_VERSION);
+	memcpy(ep->gid, gid.raw, sizeof(ep->gid));
+	ep->qpn = cpu_to_le32(sdev->qp->qp_num);
+	ep->qkey = cpu_to_le32(SDR_QKEY);
+	ep->flow_id = cpu_to_le32(id);
+	ep->policy = cpu_to_le32(flow->policy);
+	ep->payload = cpu_to_le32(flow->payload);
+	ep->chunk_size = cpu_to_le32(flow->chunk_size);
+	ep->max_msg_size = cpu_to_le32(flow->max_msg_size);
+	ep->max_msgs = cpu_to_le32(flow->max_msgs);
+
+	ctx->cq_budget += 2 * flow->max_msgs;
+	atomic_inc(&sdev->nr_flows);
+	/* Visible to the receive path only once complete. */
+	xa_store(&sdev->flows, id, flow, GFP_KERNEL);
+
+	arg->flow_id = id;
+	arg->ep = *ep;
+	arg->recv_offset = sdr_cookie(id, 1);
+	arg->recv_size = region;
+	arg->send_offset = sdr_cookie(id, 2);
+	arg->send_size = region;
+	arg->state_offset = sdr_cookie(id, 3);
+	arg->state_size = flow->state_size;
+	arg->slot_stride = flow->slot_stride;
+	arg->state_stride = flow->state_stride;
+	arg->chunk_bitmap = flow->chunk_bitmap_off;
+	arg->pkt_bitmap = flow->pkt_bitmap_off;
+	return 0;
+
+err_put:
+	flow->ctx = NULL;
+	sdr_flow_put(flow);
+	return ret;
+}
+
+/* The mapping of @flow behind @cookie (its id already matched). */
+int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
+		       size_t *size, bool *writable)
+{
+	u32 area = (cookie >> 36) & 0xf;
+
+	if (cookie & ((1ULL << 36) - 1))
+		return -EINVAL;
+	switch (area) {
+	case 1:
+		*mem = flow->recv_region;
+		*size = flow->region_size;
+		*writable = false;
+		return 0;
+	case 2:
+		*mem = flow->send_region;
+		*size = flow->region_size;
+		*writable = true;
+		return 0;
+	case 3:
+		*mem = flow->state_area;
+		*size = flow->state_size;
+		*writable = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
+{
+	return id ? xa_load(&ctx->flows, id) : NULL;
+}
+
+int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
+{
+	const struct sdr_endpoint *p = &arg->peer;
+	struct sdr_dev *sdev = ctx->sdev;
+	struct rdma_ah_attr ah_attr = {};
+	struct sdr_flow *flow;
+	union ib_gid gid;
+	struct ib_ah *ah;
+	u32 sgid_index;
+	int ret, i;
+
+	flow = sdr_ctx_flow(ctx, arg->flow_id);
+	if (!flow)
+		return -ENOENT;
+	if (flow->state != SDR_FLOW_IDLE)
+		return -EISCONN;
+	for (i = 0; i < ARRAY_SIZE(p->__reserved); i++)
+		if (p->__reserved[i])
+			return -EINVAL;
+	if (le32_to_cpu(p->magic) != SDR_EP_MAGIC ||
+	    le32_to_cpu(p->abi) != SDR_ABI_VERSION ||
+	    le32_to_cpu(p->payload) != flow->payload ||
+	    le32_to_cpu(p->chunk_size) != flow->chunk_size ||
+	    le32_to_cpu(p->max_msg_size) != flow->max_msg_size ||
+	    le32_to_cpu(p->max_msgs) != flow->max_msgs ||
+	    le32_to_cpu(p->policy) != flow->policy ||
+	    !le32_to_cpu(p->flow_id) || le32_to_cpu(p->flow_id) > 0xffffff ||
+	    !le32_to_cpu(p->qpn) || le32_to_cpu(p->qpn) > 0xffffff)
+		return -EINVAL;
+
+	ret = sdr_dev_query_gid(sdev, &gid, &sgid_index);
+	if (ret)
+		return ret;
+	ah_attr.type = rdma_ah_find_type(sdev->ibdev, sdev->port);
+	rdma_ah_set_port_num(&ah_attr, sdev->port);
+	rdma_ah_set_grh(&ah_attr, (union ib_gid *)p->gid, 0, sgid_index, 64, 0);
+	ah = rdma_create_ah(sdev->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		pr_debug("%s: flow %u: no address handle for %pI6: %ld\n",
+			 sdev->name, flow->id, p->gid, PTR_ERR(ah));
+		return -EHOSTUNREACH;
+	}
+
+	spin_lock_bh(&flow->lock);
+	flow->ah = ah;
+	flow->peer_qpn = le32_to_cpu(p->qpn);
+	flow->peer_qkey = le32_to_cpu(p->qkey);
+	flow->peer_flow = le32_to_cpu(p->flow_id);
+	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
+	flow->state = SDR_FLOW_CONNECTED;
+	spin_unlock_bh(&flow->lock);
+	return 0;
+}
+
+static int sdr_flow_usable(struct sdr_flow *flow)
+{
+	switch (flow->state) {
+	case SDR_FLOW_IDLE:
+		return -ENOTCONN;
+	case SDR_FLOW_CONNECTED:
+		return 0;
+	default:
+		return -EPIPE;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Completions (flow->lock held) */
+
+static void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
+			 u32 slot, u32 len, u32 imm, u64 user_data)
+{
+	struct sdr_cqe cqe = {
+		.user_data	= user_data,
+		.flow_id	= flow->id,
+		.seq		= seq,
+		.slot		= slot,
+		.len		= len,
+		.imm		= imm,
+		.type		= type,
+		.status		= status,
+	};
+
+	if (flow->ctx)
+		sdr_ctx_cq_push(flow->ctx, &cqe);
+}
+
+static void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+
+	slot->state = SDR_RECV_DONE;
+	slot->deadline_ns = 0;
+	WRITE_ONCE(st->status, status);
+	smp_store_release(&st->state, SDR_RECV_DONE);
+	if (flow->rx_posted)
+		flow->rx_posted--;
+	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
+		     slot->msg_len, READ_ONCE(st->imm), slot->user_data);
+}
+
+static void sdr_txmsg_free(struct sdr_txmsg *msg)
+{
+	kvfree(msg->staging);
+	kfree(msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive side */
+
+int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
+{
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	struct sdr_recv_state *st;
+	struct sdr_rxslot *slot;
+	u32 idx, seq;
+	int ret;
+
+	if (!flow)
+		return -ENOENT;
+	spin_lock_bh(&flow->lock);
+	ret = sdr_flow_usable(flow);
+	if (ret)
+		goto out_unlock;
+	seq = flow->rx_next_post;
+	idx = seq % flow->max_msgs;
+	slot = &flow->slots[idx];
+	ret = -EAGAIN;
+	if (slot->state != SDR_RECV_FREE || !sdr_ctx_cq_reserve(ctx))
+		goto out_unlock;
+
+	st = sdr_slot_state(flow, idx);
+	memset(&st->imm, 0, flow->state_stride - offsetof(struct sdr_recv_state, imm));
+	WRITE_ONCE(st->flags, 0);
+	WRITE_ONCE(st->seq, seq);
+	WRITE_ONCE(st->gen, st->gen + 1);
+	smp_store_release(&st->state, SDR_RECV_POSTED);
+	*slot = (struct sdr_rxslot) {
+		.seq		= seq,
+		.state		= SDR_RECV_POSTED,
+		.user_data	= arg->user_data,
+	};
+	flow->rx_next_post++;
+	flow->rx_posted++;
+	arg->slot = idx;
+	arg->seq = seq;
+	arg->gen = st->gen;
+	ret = 0;
+out_unlock:
+	spin_unlock_bh(&flow->lock);
+	return ret;
+}
+
+int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
+{
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	struct sdr_rxslot *slot;
+	int ret = 0;
+
+	if (!flow)
+		return -ENOENT;
+	if (arg->slot >= flow->max_msgs)
+		return -EINVAL;
+	spin_lock_bh(&flow->lock);
+	slot = &flow->slots[arg->slot];
+	if (slot->state == SDR_RECV_FREE || slot->seq != arg->seq) {
+		ret = -ESTALE;
+		goto out_unlock;
+	}
+	if (slot->state != SDR_RECV_DONE) {
+		/* Abandoned before its completion: give back its ring room. */
+		sdr_ctx_cq_unreserve(ctx);
+		flow->rx_posted--;
+	}
+	slot->state = SDR_RECV_FREE;
+	slot->deadline_ns = 0;
+	smp_store_release(&sdr_slot_state(flow, arg->slot)->state,
+			  SDR_RECV_FREE);
+out_unlock:
+	spin_unlock_bh(&flow->lock);
+	return ret;
+}
+
+static void sdr_flow_arm_rx_timer(struct sdr_flow *flow, u64 deadline_ns)
+{
+	if (flow->dead)
+		return;
+	if (flow->rx_timer_at && flow->rx_timer_at <= deadline_ns)
+		return;
+	flow->rx_timer_at = deadline_ns;
+	hrtimer_start(&flow->rx_timer, ns_to_ktime(deadline_ns),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Policy NONE: when a receive gives up on its holes. */
+static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
+			      const struct sdr_pkt *pkt, u64 now)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	u64 grace = now + (u64)sdr_none_grace_us * NSEC_PER_USEC;
+	u64 idle = now + (u64)sdr_none_idle_ms * NSEC_PER_MSEC;
+	u32 i;
+
+	if (pkt->flags & SDR_PKT_F_LAST)
+		slot->sender_done = true;
+	slot->deadline_ns = slot->sender_done ? min_not_zero(slot->deadline_ns, grace) : idle;
+	sdr_flow_arm_rx_timer(flow, slot->deadline_ns);
+
+	/* A packet of a later message: the sender is done with earlier ones. */
+	if (pkt->msg_seq == flow->rx_last_seq)
+		return;
+	flow->rx_last_seq = pkt->msg_seq;
+	for (i = 0; i < flow->max_msgs; i++) {
+		struct sdr_rxslot *s = &flow->slots[i];
+
+		if ((s->state != SDR_RECV_POSTED && s->state != SDR_RECV_ACTIVE) ||
+		    (s32)(s->seq - pkt->msg_seq) >= 0 || s->sender_done)
+			continue;
+		s->sender_done = true;
+		s->deadline_ns = grace;
+		sdr_flow_arm_rx_timer(flow, grace);
+	}
+}
+
+enum hrtimer_restart sdr_flow_rx_timer(struct hrtimer *timer)
+{
+	struct sdr_flow *flow = container_of(timer, struct sdr_flow, rx_timer);
+	u64 now = ktime_get_ns(), next = 0;
+	u32 i;
+
+	spin_lock_bh(&flow->lock);
+	flow->rx_timer_at = 0;
+	if (flow->dead)
+		goto out_unlock;
+	for (i = 0; i < flow->max_msgs; i++) {
+		struct sdr_rxslot *s = &flow->slots[i];
+
+		if (!s->deadline_ns ||
+		    (s->state != SDR_RECV_POSTED && s->state != SDR_RECV_ACTIVE))
+			continue;
+		if (s->deadline_ns <= now) {
+			sdr_slot_complete(flow, i, SDR_STATUS_PARTIAL);
+			continue;
+		}
+		next = next ? min(next, s->deadline_ns) : s->deadline_ns;
+	}
+	if (next)
+		sdr_flow_arm_rx_timer(flow, next);
+out_unlock:
+	spin_unlock_bh(&flow->lock);
+	return HRTIMER_NORESTART;
+}
+
+/* A DATA packet from the peer (flow->lock held). */
+static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			    const u8 *payload)
+{
+	struct sdr_recv_state *st;
+	struct sdr_rxslot *slot;
+	unsigned long *pbits;
+	u32 idx, pi, chunk;
+	int ret;
+
+	ret = sdr_wire_check_geometry(pkt, flow->payload, flow->max_msg_size);
+	if (ret)
+		return -ret;
+	if (pkt->flags & SDR_PKT_F_PARITY)
+		return SDR_DROP_FLAGS;	/* no EC on this flow */
+
+	idx = pkt->msg_seq % flow->max_msgs;
+	slot = &flow->slots[idx];
+	if ((slot->state != SDR_RECV_POSTED && slot->state != SDR_RECV_ACTIVE) ||
+	    slot->seq != pkt->msg_seq)
+		return (s32)(pkt->msg_seq - flow->rx_next_post) >= 0 ?
+		       SDR_DROP_NO_RECV : SDR_DROP_STALE;
+
+	st = sdr_slot_state(flow, idx);
+	if (slot->state == SDR_RECV_POSTED) {
+		slot->msg_len = pkt->msg_len;
+		slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
+		slot->nchunks = sdr_msg_nchunks(slot->npkts,
+						flow->pkts_per_chunk);
+		slot->state = SDR_RECV_ACTIVE;
+		WRITE_ONCE(st->imm, pkt->imm);
+		WRITE_ONCE(st->msg_len, pkt->msg_len);
+		WRITE_ONCE(st->chunks, slot->nchunks);
+		WRITE_ONCE(st->packets, slot->npkts);
+		smp_store_release(&st->flags, SDR_RECV_F_STARTED);
+		WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
+	} else if (pkt->msg_len != slot->msg_len) {
+		return SDR_DROP_MSGLEN;
+	}
+
+	pi = pkt->offset / flow->payload;
+	pbits = sdr_slot_pkt_bits(flow, idx);
+	if (test_bit(pi, pbits))
+		return SDR_DROP_DUP;
+
+	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
+	       payload, pkt->payload_len);
+	/* The bytes are in place before the bit says so. */
+	smp_mb__before_atomic();
+	set_bit(pi, pbits);
+	slot->pkts_done++;
+	WRITE_ONCE(st->packets_done, slot->pkts_done);
+
+	chunk = pi / flow->pkts_per_chunk;
+	if (sdr_bitmap_chunk_complete(pbits, slot->npkts, flow->pkts_per_chunk,
+				      chunk)) {
+		smp_mb__before_atomic();
+		set_bit(chunk, sdr_slot_chunk_bits(flow, idx));
+		slot->chunks_done++;
+		WRITE_ONCE(st->chunks_done, slot->chunks_done);
+	}
+	flow->stats.rx_packets++;
+	flow->stats.rx_bytes += pkt->payload_len;
+
+	if (slot->pkts_done == slot->npkts)
+		sdr_slot_complete(flow, idx, SDR_STATUS_OK);
+	else
+		sdr_none_schedule(flow, idx, pkt, ktime_get_ns());
+	return 0;
+}
+
+/* Fail every receive still waiting (flow->lock held). */
+static void sdr_flow_flush_rx(struct sdr_flow *flow, u8 status)
+{
+	u32 i;
+
+	for (i = 0; i < flow->max_msgs; i++)
+		if (flow->slots[i].state == SDR_RECV_POSTED ||
+		    flow->slots[i].state == SDR_RECV_ACTIVE)
+			sdr_slot_complete(flow, i, status);
+}
+
+void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
+		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
+		 const union ib_gid *sgid)
+{
+	int drop = 0;
+
+	spin_lock_bh(&flow->lock);
+	if (flow->dead) {
+		drop = SDR_DROP_NO_FLOW;
+		goto out_unlock;
+	}
+	if (flow->state == SDR_FLOW_IDLE || src_qp != flow->peer_qpn ||
+	    pkt->src_flow != flow->peer_flow ||
+	    memcmp(sgid->raw, flow->peer_gid.raw, sizeof(sgid->raw))) {
+		drop = SDR_DROP_PEER;
+		goto out_unlock;
+	}
+	if (flow->state != SDR_FLOW_CONNECTED) {
+		drop = SDR_DROP_STALE;
+		goto out_unlock;
+	}
+	switch (pkt->type) {
+	case SDR_PKT_DATA:
+		drop = sdr_flow_rx_data(flow, pkt, payload);
+		break;
+	case SDR_PKT_CLOSE:
+		flow->state = SDR_FLOW_CLOSED;
+		sdr_flow_flush_rx(flow, SDR_STATUS_FAILED);
+		break;
+	default:
+		/* ACK, NACK, RNR: nothing to do for NONE. */
+		break;
+	}
+out_unlock:
+	if (drop)
+		flow->stats.rx_dropped++;
+	spin_unlock_bh(&flow->lock);
+	if (drop)
+		sdr_dev_drop(sdev, drop);
+}
+
+/* ------------------------------------------------------------------ */
+/* Send side */
+
+/* Put @flow on the device's list of flows with packets to send. */
+void sdr_flow_queue_tx(struct sdr_flow *flow)
+{
+	struct sdr_dev *sdev = flow->sdev;
+
+	spin_lock_bh(&sdev->tx_lock);
+	spin_lock(&flow->lock);
+	if (!flow->tx_queued && !flow->dead) {
+		flow->tx_queued = true;
+		list_add_tail(&flow->tx_node, &sdev->tx_flows);
+	}
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->tx_lock);
+	sdr_net_tx_kick(sdev);
+}
+
+/*
+ * The next packet @flow may send (flow->lock held).  Messages go out in
+ * order: a streamed message waiting for its next part holds back the ones
+ * after it, so packets of a later message mean the earlier one is sent.
+ */
+bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
+		      const u8 **data, struct sdr_txmsg **msgp)
+{
+	struct sdr_txmsg *msg;
+	u32 len;
+
+	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
+		return false;
+	list_for_each_entry(msg, &flow->tx_msgs, node) {
+		if (msg->next_off == msg->msg_len)
+			continue;
+		if (msg->next_off >= msg->ready)
+			return false;
+		len = min(flow->payload, msg->msg_len - msg->next_off);
+		*pkt = (struct sdr_pkt) {
+			.type		= SDR_PKT_DATA,
+			.policy		= flow->policy,
+			.flags		= msg->next_off + len == msg->msg_len ?
+					  SDR_PKT_F_LAST : 0,
+			.payload_len	= len,
+			.dst_flow	= flow->peer_flow,
+			.src_flow	= flow->id,
+			.msg_seq	= msg->seq,
+			.msg_len	= msg->msg_len,
+			.offset		= msg->next_off,
+			.imm		= msg->imm,
+			.ts		= (u32)(ktime_get_ns() / NSEC_PER_USEC),
+		};
+		*data = msg->data + msg->next_off;
+		*msgp = msg;
+		msg->next_off += len;
+		msg->pkts_posted++;
+		flow->stats.tx_packets++;
+		flow->stats.tx_bytes += len;
+		return true;
+	}
+	return false;
+}
+
+/* Completion of one DATA packet of @msg (no locks held). */
+void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok)
+{
+	bool free_it = false;
+
+	spin_lock_bh(&flow->lock);
+	msg->pkts_done++;
+	if (!ok)
+		msg->failed = true;
+	if (msg->flushed) {
+		free_it = msg->pkts_done == msg->pkts_posted;
+	} else if (msg->pkts_done == msg->npkts && !msg->streaming) {
+		list_del(&msg->node);
+		flow->tx_inflight_msgs--;
+		sdr_flow_cqe(flow, SDR_CQE_SEND,
+			     msg->failed ? SDR_STATUS_FAILED : SDR_STATUS_OK,
+			     msg->seq, 0, msg->msg_len, msg->imm,
+			     msg->user_data);
+		free_it = true;
+	}
+	spin_unlock_bh(&flow->lock);
+	if (free_it)
+		sdr_txmsg_free(msg);
+}
+
+static struct sdr_txmsg *sdr_flow_find_stream(struct sdr_flow *flow, u32 seq)
+{
+	struct sdr_txmsg *msg;
+
+	list_for_each_entry(msg, &flow->tx_msgs, node)
+		if (msg->seq == seq && msg->streaming)
+			return msg;
+	return NULL;
+}
+
+/* Ready length after a part: a multiple of payload, or the whole. */
+static bool sdr_part_ok(struct sdr_flow *flow, u64 ready, u64 msg_len)
+{
+	return ready <= msg_len && (ready == msg_len || !(ready % flow->payload));
+}
+
+static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
+			struct sdr_send_post *arg, bool stream)
+{
+	u64 msg_len = stream ? arg->msg_len : arg->len;
+	bool uptr = arg->flags & SDR_SEND_USER_PTR;
+	struct sdr_txmsg *msg;
+	int ret;
+
+	if (!msg_len || msg_len > flow->max_msg_size)
+		return -EINVAL;
+	if (!stream && !arg->len)
+		return -EINVAL;
+	if (stream && !sdr_part_ok(flow, arg->len, msg_len))
+		return -EINVAL;
+	if (!uptr && (arg->addr > flow->region_size ||
+		      msg_len > flow->region_size - arg->addr))
+		return -EINVAL;
+
+	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	msg->msg_len = msg_len;
+	msg->ready = arg->len;
+	msg->npkts = sdr_msg_npkts(msg_len, flow->payload);
+	msg->imm = arg->imm;
+	msg->user_data = arg->user_data;
+	msg->streaming = stream;
+	msg->uptr = uptr;
+	if (uptr) {
+		msg->staging = kvmalloc(msg_len, GFP_KERNEL);
+		if (!msg->staging) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+		if (copy_from_user(msg->staging, u64_to_user_ptr(arg->addr),
+				   arg->len)) {
+			ret = -EFAULT;
+			goto err_free;
+		}
+		msg->data = msg->staging;
+	} else {
+		msg->base = arg->addr;
+		msg->data = flow->send_region + arg->addr;
+	}
+
+	spin_lock_bh(&flow->lock);
+	ret = sdr_flow_usable(flow);
+	if (!ret && flow->tx_inflight_msgs >= flow->max_msgs)
+		ret = -EAGAIN;
+	if (!ret && !sdr_ctx_cq_reserve(ctx))
+		ret = -EAGAIN;
+	if (ret) {
+		spin_unlock_bh(&flow->lock);
+		goto err_free;
+	}
+	msg->seq = flow->tx_next_seq++;
+	flow->tx_inflight_msgs++;
+	list_add_tail(&msg->node, &flow->tx_msgs);
+	arg->seq = msg->seq;
+	spin_unlock_bh(&flow->lock);
+	return 0;
+
+err_free:
+	sdr_txmsg_free(msg);
+	return ret;
+}
+
+static int sdr_send_part(struct sdr_flow *flow, struct sdr_send_post *arg,
+			 bool end)
+{
+	bool uptr = arg->flags & SDR_SEND_USER_PTR;
+	struct sdr_txmsg *msg;
+	u64 ready;
+	int ret;
+
+	spin_lock_bh(&flow->lock);
+	ret = sdr_flow_usable(flow);
+	if (ret)
+		goto out_unlock;
+	msg = sdr_flow_find_stream(flow, arg->seq);
+	ret = -ESTALE;
+	if (!msg)
+		goto out_unlock;
+	ret = -EINVAL;
+	ready = msg->ready + arg->len;
+	if (msg->uptr != uptr || (!arg->len && !end) ||
+	    !sdr_part_ok(flow, ready, msg->msg_len) ||
+	    (end && ready != msg->msg_len) ||
+	    (!uptr && arg->addr != msg->base + msg->ready))
+		goto out_unlock;
+	/*
+	 * Only this ioctl (serialized by ctx->lock) writes a streamed
+	 * message's staging past ready, and nothing reads there before ready
+	 * moves, so the copy may run unlocked.
+	 */
+	if (uptr) {
+		u32 at = msg->ready;
+
+		spin_unlock_bh(&flow->lock);
+		if (copy_from_user(msg->staging + at,
+				   u64_to_user_ptr(arg->addr), arg->len))
+			return -EFAULT;
+		spin_lock_bh(&flow->lock);
+		if (flow->dead) {
+			ret = -EPIPE;
+			goto out_unlock;
+		}
+	}
+	msg->ready = ready;
+	if (end)
+		msg->streaming = false;
+	ret = 0;
+out_unlock:
+	spin_unlock_bh(&flow->lock);
+	return ret;
+}
+
+int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
+{
+	u32 stream = arg->flags & (SDR_SEND_STREAM_START | SDR_SEND_STREAM_CONT |
+				   SDR_SEND_STREAM_END);
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	int ret;
+
+	if (!flow)
+		return -ENOENT;
+	if (stream & (stream - 1))
+		return -EINVAL;
+	if (arg->len > flow->max_msg_size)
+		return -EINVAL;
+	if (!stream)
+		ret = sdr_send_new(ctx, flow, arg, false);
+	else if (stream == SDR_SEND_STREAM_START)
+		ret = sdr_send_new(ctx, flow, arg, true);
+	else
+		ret = sdr_send_part(flow, arg, stream == SDR_SEND_STREAM_END);
+	if (!ret)
+		sdr_flow_queue_tx(flow);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Teardown */
+
+/*
+ * Stop @flow: it takes no more packets and sends no more; every pending
+ * send and receive completes with @status.  Messages with packets still
+ * posted are freed by their last send completion.
+ */
+void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
+{
+	struct sdr_dev *sdev = flow->sdev;
+	struct sdr_txmsg *msg, *tmp;
+	LIST_HEAD(freeable);
+
+	spin_lock_bh(&sdev->tx_lock);
+	spin_lock(&flow->lock);
+	if (flow->tx_queued) {
+		list_del_init(&flow->tx_node);
+		flow->tx_queued = false;
+	}
+	flow->dead = true;
+	sdr_flow_flush_rx(flow, status);
+	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
+		list_del(&msg->node);
+		flow->tx_inflight_msgs--;
+		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
+			     msg->msg_len, msg->imm, msg->user_data);
+		msg->flushed = true;
+		if (msg->pkts_done == msg->pkts_posted)
+			list_add(&msg->node, &freeable);
+	}
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->tx_lock);
+	hrtimer_cancel(&flow->rx_timer);
+	list_for_each_entry_safe(msg, tmp, &freeable, node)
+		sdr_txmsg_free(msg);
+}
+
+/* Destroy a flow of @ctx (ctx->lock held, device users lock held). */
+static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
+			    bool tell_peer)
+{
+	struct sdr_dev *sdev = flow->sdev;
+	struct sdr_pkt close = {
+		.type		= SDR_PKT_CLOSE,
+		.policy		= flow->policy,
+		.dst_flow	= flow->peer_flow,
+		.src_flow	= flow->id,
+	};
+	bool connected;
+
+	xa_erase(&ctx->flows, flow->id);
+	spin_lock_bh(&flow->lock);
+	connected = flow->state == SDR_FLOW_CONNECTED;
+	spin_unlock_bh(&flow->lock);
+	if (!flow->dead)
+		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
+	if (tell_peer && connected)
+		sdr_net_send_ctrl(sdev, flow, &close, NULL, 0);
+	if (xa_erase(&sdev->flows, flow->id))
+		atomic_dec(&sdev->nr_flows);
+	ctx->cq_budget -= 2 * flow->max_msgs;
+	spin_lock_bh(&flow->lock);
+	flow->ctx = NULL;
+	spin_unlock_bh(&flow->lock);
+	sdr_flow_put(flow);
+}
+
+int sdr_flow_destroy(struct sdr_ctx *ctx, u32 flow_id)
+{
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, flow_id);
+
+	if (!flow)
+		return -ENOENT;
+	sdr_flow_detach(ctx, flow, !ctx->sdev->dying);
+	return 0;
+}
+
+/* Destroy every flow of @ctx (ctx->lock held). */
+void sdr_flow_destroy_all(struct sdr_ctx *ctx)
+{
+	struct sdr_flow *flow;
+	unsigned long id;
+
+	xa_for_each(&ctx->flows, id, flow)
+		sdr_flow_detach(ctx, flow, !ctx->sdev->dying);
+}
+
+int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
+{
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+
+	if (!flow)
+		return -ENOENT;
+	spin_lock_bh(&flow->lock);
+	arg->state = flow->state;
+	arg->policy = flow->policy;
+	arg->peer_flow_id = flow->peer_flow;
+	arg->sends_inflight = flow->tx_inflight_msgs;
+	arg->recvs_posted = flow->rx_posted;
+	arg->tx_packets = flow->stats.tx_packets;
+	arg->tx_bytes = flow->stats.tx_bytes;
+	arg->rx_packets = flow->stats.rx_packets;
+	arg->rx_bytes = flow->stats.rx_bytes;
+	arg->rx_dropped = flow->stats.rx_dropped;
+	arg->retransmits = flow->stats.retransmits;
+	spin_unlock_bh(&flow->lock);
+	return 0;
+}

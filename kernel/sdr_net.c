@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: the device's UD transport - one UD QP per bound device, its CQs,
+ * always-posted receive buffers and a pool of send contexts.
+ *
+ * Receive: each buffer is a 40-byte GRH slot plus one page, so any packet
+ * up to the 4096-byte IB MTU fits.  The packet is validated, handed to its
+ * flow (which copies the payload into the receive region), and the buffer
+ * is posted again.
+ *
+ * Send: a send context owns a header buffer; a DATA packet's payload is
+ * gathered straight from the flow's send region (or staging copy), at most
+ * two page fragments, so no copy is made on the send side.  Every posted
+ * send holds a reference on its flow: the flow (and its address handle,
+ * which rxe looks up at transmit time) outlives its last packet.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_cache.h>
+
+#include "sdr.h"
+
+#define SDR_GRH_LEN	40
+#define SDR_TX_BUF_LEN	256	/* header + the largest control body */
+
+struct sdr_rx {
+	struct ib_cqe		cqe;
+	struct sdr_dev		*sdev;
+	struct page		*page;
+	u64			dma;
+	unsigned int		idx;
+};
+
+struct sdr_tx {
+	struct ib_cqe		cqe;
+	struct list_head	node;		/* sdev->tx_free while free */
+	struct sdr_dev		*sdev;
+	struct sdr_flow		*flow;		/* referenced while posted */
+	struct sdr_txmsg	*msg;		/* DATA; NULL for control */
+	void			*buf;
+	u64			buf_dma;
+	struct ib_sge		sge[SDR_TX_SGE];
+	u64			frag_dma[SDR_TX_SGE - 1];
+	u32			frag_len[SDR_TX_SGE - 1];
+	unsigned int		nfrags;
+	u32			bytes;
+};
+
+static_assert(SDR_WIRE_HDR_LEN + SDR_ACK_MAX_LEN <= SDR_TX_BUF_LEN);
+
+static int sdr_rx_post(struct sdr_rx *rx)
+{
+	struct sdr_dev *sdev = rx->sdev;
+	struct ib_sge sge[2] = {
+		{
+			.addr	= sdev->grh_dma + rx->idx * SDR_GRH_LEN,
+			.length	= SDR_GRH_LEN,
+			.lkey	= sdev->pd->local_dma_lkey,
+		}, {
+			.addr	= rx->dma,
+			.length	= PAGE_SIZE,
+			.lkey	= sdev->pd->local_dma_lkey,
+		},
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &rx->cqe,
+		.sg_list	= sge,
+		.num_sge	= 2,
+	};
+
+	return ib_post_recv(sdev->qp, &wr, NULL);
+}
+
+/* The source GID of a received packet, from the GRH slot. */
+static int sdr_rx_sgid(struct sdr_dev *sdev, struct sdr_rx *rx,
+		       const struct ib_wc *wc, union ib_gid *sgid)
+{
+	const union rdma_network_hdr *hdr = sdev->grh + rx->idx * SDR_GRH_LEN;
+	enum rdma_network_type type;
+	union ib_gid dgid;
+	int ver;
+
+	if (!(wc->wc_flags & IB_WC_GRH))
+		return -EINVAL;
+	if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE) {
+		type = wc->network_hdr_type;
+	} else {
+		ver = ib_get_rdma_header_version(hdr);
+		type = ver == 4 ? RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+	}
+	return ib_get_gids_from_rdma_hdr(hdr, type, sgid, &dgid);
+}
+
+static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdr_rx *rx = container_of(wc->wr_cqe, struct sdr_rx, cqe);
+	struct sdr_dev *sdev = rx->sdev;
+	struct sdr_flow *flow;
+	union ib_gid sgid;
+	struct sdr_pkt pkt;
+	const u8 *buf;
+	u32 len;
+	int ret;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
+			pr_err_ratelimited("%s: receive completion error %s\n",
+					   sdev->name,
+					   ib_wc_status_msg(wc->status));
+		}
+		return;	/* the QP is going away or broken: do not repost */
+	}
+
+	ib_dma_sync_single_for_cpu(sdev->ibdev, rx->dma, PAGE_SIZE,
+				   DMA_FROM_DEVICE);
+	buf = page_address(rx->page);
+	len = wc->byte_len > SDR_GRH_LEN ? wc->byte_len - SDR_GRH_LEN : 0;
+	sdr_dev_count(sdev, SDR_DEV_RX_PACKETS, 1);
+	sdr_dev_count(sdev, SDR_DEV_RX_BYTES, len);
+
+	ret = sdr_wire_decode(buf, min_t(u32, len, PAGE_SIZE), &pkt);
+	if (ret < 0) {
+		sdr_dev_drop(sdev, -ret);
+		goto repost;
+	}
+	if (sdr_rx_sgid(sdev, rx, wc, &sgid)) {
+		sdr_dev_drop(sdev, SDR_DROP_PEER);
+		goto repost;
+	}
+
+	rcu_read_lock();
+	flow = sdr_flow_lookup_rcu(sdev, pkt.dst_flow);
+	rcu_read_unlock();
+	if (!flow) {
+		sdr_dev_drop(sdev, SDR_DROP_NO_FLOW);
+		goto repost;
+	}
+	sdr_flow_rx(sdev, flow, &pkt, sdr_wire_payload(buf), wc->src_qp,
+		    &sgid);
+	sdr_flow_put(flow);
+
+repost:
+	ib_dma_sync_single_for_device(sdev->ibdev, rx->dma, PAGE_SIZE,
+				      DMA_FROM_DEVICE);
+	ret = sdr_rx_post(rx);
+	if (ret)
+		pr_err_ratelimited("%s: cannot repost a receive: %d\n",
+				   sdev->name, ret);
+}
+
+static void sdr_tx_unmap(struct sdr_tx *tx)
+{
+	unsigned int i;
+
+	for (i = 0; i < tx->nfrags; i++)
+		ib_dma_unmap_page(tx->sdev->ibdev, tx->frag_dma[i],
+				  tx->frag_len[i], DMA_TO_DEVICE);
+	tx->nfrags = 0;
+}
+
+/* Give a send context back; drops its flow reference. */
+static void sdr_tx_release(struct sdr_tx *tx)
+{
+	struct sdr_dev *sdev = tx->sdev;
+	struct sdr_flow *flow = tx->flow;
+
+	tx->flow = NULL;
+	tx->msg = NULL;
+	spin_lock_bh(&sdev->tx_lock);
+	list_add(&tx->node, &sdev->tx_free);
+	spin_unlock_bh(&sdev->tx_lock);
+	if (atomic_dec_and_test(&sdev->tx_inflight))
+		wake_up(&sdev->tx_wait);
+	sdr_flow_put(flow);
+}
+
+static void sdr_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdr_tx *tx = container_of(wc->wr_cqe, struct sdr_tx, cqe);
+	struct sdr_dev *sdev = tx->sdev;
+	bool ok = wc->status == IB_WC_SUCCESS;
+
+	sdr_tx_unmap(tx);
+	if (ok) {
+		sdr_dev_count(sdev, SDR_DEV_TX_PACKETS, 1);
+		sdr_dev_count(sdev, SDR_DEV_TX_BYTES, tx->bytes);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		sdr_dev_count(sdev, SDR_DEV_TX_ERRORS, 1);
+		pr_err_ratelimited("%s: send completion error %s\n",
+				   sdev->name, ib_wc_status_msg(wc->status));
+	}
+	if (tx->msg)
+		sdr_flow_tx_done(tx->flow, tx->msg, ok);
+	sdr_tx_release(tx);
+	sdr_net_tx_kick(sdev);
+}
+
+/* Map @len bytes at @data (vmalloc or linear memory) as page fragments. */
+static int sdr_tx_map(struct sdr_tx *tx, const u8 *data, u32 len)
+{
+	struct ib_device *ibdev = tx->sdev->ibdev;
+	struct page *page;
+	u32 off, n;
+
+	while (len) {
+		if (tx->nfrags == SDR_TX_SGE - 1)
+			return -EINVAL;
+		off = offset_in_page(data);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		page = is_vmalloc_addr(data) ? vmalloc_to_page(data) :
+					       virt_to_page(data);
+		tx->frag_dma[tx->nfrags] = ib_dma_map_page(ibdev, page, off, n,
+							   DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, tx->frag_dma[tx->nfrags]))
+			return -ENOMEM;
+		tx->frag_len[tx->nfrags] = n;
+		tx->sge[1 + tx->nfrags] = (struct ib_sge) {
+			.addr	= tx->frag_dma[tx->nfrags],
+			.length	= n,
+			.lkey	= tx->sdev->pd->local_dma_lkey,
+		};
+		tx->nfrags++;
+		data += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Post one packet from @tx (its buffer holds the encoded header and any
+ * control body, @buf_len bytes) plus @len payload bytes at @data.  Called
+ * with tx_lock held; the caller took a flow reference for the context.
+ */
+static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
+		       struct ib_ah *ah, u32 qpn, u32 qkey, u32 buf_len,
+		       const u8 *data, u32 len)
+{
+	struct sdr_dev *sdev = tx->sdev;
+	struct ib_ud_wr wr = {
+		.wr = {
+			.wr_cqe		= &tx->cqe,
+			.sg_list	= tx->sge,
+			.opcode		= IB_WR_SEND,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.ah		= ah,
+		.remote_qpn	= qpn,
+		.remote_qkey	= qkey,
+	};
+	int ret;
+
+	/* rxe silently drops a UD send above the MTU: refuse it here. */
+	if (buf_len + len > sdev->mtu) {
+		pr_err_ratelimited("%s: flow %u: %u byte packet above the MTU %u\n",
+				   sdev->name, flow->id, buf_len + len,
+				   sdev->mtu);
+		return -EMSGSIZE;
+	}
+	tx->sge[0] = (struct ib_sge) {
+		.addr	= tx->buf_dma,
+		.length	= buf_len,
+		.lkey	= sdev->pd->local_dma_lkey,
+	};
+	tx->nfrags = 0;
+	ret = sdr_tx_map(tx, data, len);
+	if (ret) {
+		sdr_tx_unmap(tx);
+		return ret;
+	}
+	wr.wr.num_sge = 1 + tx->nfrags;
+	tx->bytes = buf_len + len;
+	ib_dma_sync_single_for_device(sdev->ibdev, tx->buf_dma, buf_len,
+				      DMA_TO_DEVICE);
+	ret = ib_post_send(sdev->qp, &wr.wr, NULL);
+	if (ret)
+		sdr_tx_unmap(tx);
+	return ret;
+}
+
+/*
+ * Send what the queued flows have to send while send contexts last.
+ * Flows take turns one packet at a time, so one flow's large message does
+ * not starve the others.
+ */
+void sdr_net_tx_kick(struct sdr_dev *sdev)
+{
+	struct sdr_txmsg *msg;
+	struct sdr_flow *flow;
+	struct sdr_pkt pkt;
+	struct sdr_tx *tx;
+	const u8 *data;
+	struct ib_ah *ah;
+	u32 qpn, qkey;
+	int ret;
+
+	spin_lock_bh(&sdev->tx_lock);
+	while (sdev->qp && !sdev->dying && !list_empty(&sdev->tx_flows) &&
+	       !list_empty(&sdev->tx_free)) {
+		flow = list_first_entry(&sdev->tx_flows, struct sdr_flow,
+					tx_node);
+		tx = list_first_entry(&sdev->tx_free, struct sdr_tx, node);
+
+		spin_lock(&flow->lock);
+		if (!sdr_flow_tx_next(flow, &pkt, &data, &msg)) {
+			list_del_init(&flow->tx_node);
+			flow->tx_queued = false;
+			spin_unlock(&flow->lock);
+			continue;
+		}
+		ah = flow->ah;
+		qpn = flow->peer_qpn;
+		qkey = flow->peer_qkey;
+		spin_unlock(&flow->lock);
+		list_move_tail(&flow->tx_node, &sdev->tx_flows);
+
+		list_del(&tx->node);
+		sdr_flow_get(flow);
+		tx->flow = flow;
+		tx->msg = msg;
+		atomic_inc(&sdev->tx_inflight);
+		sdr_wire_encode(&pkt, tx->buf);
+		ret = sdr_tx_post(tx, flow, ah, qpn, qkey, SDR_WIRE_HDR_LEN,
+				  data, pkt.payload_len);
+		if (ret) {
+			pr_err_ratelimited("%s: flow %u: post send failed: %d\n",
+					   sdev->name, flow->id, ret);
+			spin_unlock_bh(&sdev->tx_lock);
+			sdr_flow_tx_done(flow, msg, false);
+			sdr_tx_release(tx);
+			spin_lock_bh(&sdev->tx_lock);
+		}
+	}
+	spin_unlock_bh(&sdev->tx_lock);
+}
+
+/*
+ * Send a control packet (@pkt header plus @len bytes of @body) to @flow's
+ * peer.  Best effort: -EAGAIN when no send context is free.
+ */
+int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
+		      const struct sdr_pkt *pkt, const void *body, u32 len)
+{
+	struct sdr_tx *tx;
+	struct ib_ah *ah;
+	u32 qpn, qkey;
+	int ret;
+
+	if (WARN_ON_ONCE(len > SDR_TX_BUF_LEN - SDR_WIRE_HDR_LEN))
+		return -EINVAL;
+	spin_lock_bh(&sdev->tx_lock);
+	if (!sdev->qp || sdev->dying || list_empty(&sdev->tx_free)) {
+		spin_unlock_bh(&sdev->tx_lock);
+		return -EAGAIN;
+	}
+	spin_lock(&flow->lock);
+	ah = flow->ah;
+	qpn = flow->peer_qpn;
+	qkey = flow->peer_qkey;
+	spin_unlock(&flow->lock);
+	if (!ah) {
+		spin_unlock_bh(&sdev->tx_lock);
+		return -ENOTCONN;
+	}
+	tx = list_first_entry(&sdev->tx_free, struct sdr_tx, node);
+	list_del(&tx->node);
+	sdr_flow_get(flow);
+	tx->flow = flow;
+	tx->msg = NULL;
+	atomic_inc(&sdev->tx_inflight);
+	sdr_wire_encode(pkt, tx->buf);
+	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
+	ret = sdr_tx_post(tx, flow, ah, qpn, qkey, SDR_WIRE_HDR_LEN + len,
+			  NULL, 0);
+	spin_unlock_bh(&sdev->tx_lock);
+	if (ret)
+		sdr_tx_release(tx);
+	return ret;
+}
+
+static int sdr_qp_ready(struct sdr_dev *sdev)
+{
+	struct ib_qp_attr attr = {
+		.qp_state	= IB_QPS_INIT,
+		.pkey_index	= 0,
+		.port_num	= sdev->port,
+		.qkey		= SDR_QKEY,
+	};
+	int ret;
+
+	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ib_modify_qp(sdev->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+static void sdr_rx_free(struct sdr_dev *sdev)
+{
+	unsigned int i;
+
+	if (sdev->rx) {
+		for (i = 0; i < sdev->nr_rx; i++) {
+			struct sdr_rx *rx = &sdev->rx[i];
+
+			if (!rx->page)
+				continue;
+			ib_dma_unmap_page(sdev->ibdev, rx->dma, PAGE_SIZE,
+					  DMA_FROM_DEVICE);
+			__free_page(rx->page);
+		}
+		kvfree(sdev->rx);
+		sdev->rx = NULL;
+	}
+	if (sdev->grh) {
+		ib_dma_unmap_single(sdev->ibdev, sdev->grh_dma,
+				    sdev->nr_rx * SDR_GRH_LEN, DMA_FROM_DEVICE);
+		kfree(sdev->grh);
+		sdev->grh = NULL;
+	}
+}
+
+static int sdr_rx_alloc(struct sdr_dev *sdev)
+{
+	unsigned int i;
+
+	sdev->nr_rx = sdr_recv_depth;
+	sdev->rx = kvcalloc(sdev->nr_rx, sizeof(*sdev->rx), GFP_KERNEL);
+	sdev->grh = kcalloc(sdev->nr_rx, SDR_GRH_LEN, GFP_KERNEL);
+	if (!sdev->rx || !sdev->grh)
+		goto err_free;
+	sdev->grh_dma = ib_dma_map_single(sdev->ibdev, sdev->grh,
+					  sdev->nr_rx * SDR_GRH_LEN,
+					  DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(sdev->ibdev, sdev->grh_dma)) {
+		kfree(sdev->grh);
+		sdev->grh = NULL;
+		goto err_free;
+	}
+	for (i = 0; i < sdev->nr_rx; i++) {
+		struct sdr_rx *rx = &sdev->rx[i];
+
+		rx->sdev = sdev;
+		rx->idx = i;
+		rx->cqe.done = sdr_rx_done;
+		rx->page = alloc_page(GFP_KERNEL);
+		if (!rx->page)
+			goto err_free;
+		rx->dma = ib_dma_map_page(sdev->ibdev, rx->page, 0, PAGE_SIZE,
+					  DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(sdev->ibdev, rx->dma)) {
+			__free_page(rx->page);
+			rx->page = NULL;
+			goto err_free;
+		}
+	}
+	return 0;
+
+err_free:
+	sdr_rx_free(sdev);
+	return -ENOMEM;
+}
+
+static void sdr_tx_free(struct sdr_dev *sdev)
+{
+	if (sdev->hdrs) {
+		ib_dma_unmap_single(sdev->ibdev, sdev->hdrs_dma,
+				    sdev->nr_tx * SDR_TX_BUF_LEN, DMA_TO_DEVICE);
+		kvfree(sdev->hdrs);
+		sdev->hdrs = NULL;
+	}
+	kvfree(sdev->tx);
+	sdev->tx = NULL;
+}
+
+static int sdr_tx_alloc(struct sdr_dev *sdev)
+{
+	unsigned int i;
+
+	sdev->nr_tx = sdr_send_depth;
+	sdev->tx = kvcalloc(sdev->nr_tx, sizeof(*sdev->tx), GFP_KERNEL);
+	sdev->hdrs = kcalloc(sdev->nr_tx, SDR_TX_BUF_LEN, GFP_KERNEL);
+	if (!sdev->tx || !sdev->hdrs)
+		goto err_free;
+	sdev->hdrs_dma = ib_dma_map_single(sdev->ibdev, sdev->hdrs,
+					   sdev->nr_tx * SDR_TX_BUF_LEN,
+					   DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(sdev->ibdev, sdev->hdrs_dma)) {
+		kfree(sdev->hdrs);
+		sdev->hdrs = NULL;
+		goto err_free;
+	}
+	for (i = 0; i < sdev->nr_tx; i++) {
+		struct sdr_tx *tx = &sdev->tx[i];
+
+		tx->sdev = sdev;
+		tx->cqe.done = sdr_tx_done;
+		tx->buf = sdev->hdrs + i * SDR_TX_BUF_LEN;
+		tx->buf_dma = sdev->hdrs_dma + i * SDR_TX_BUF_LEN;
+		list_add_tail(&tx->node, &sdev->tx_free);
+	}
+	return 0;
+
+err_free:
+	sdr_tx_free(sdev);
+	return -ENOMEM;
+}
+
+int sdr_net_init(struct sdr_dev *sdev)
+{
+	struct ib_qp_init_attr init = {};
+	unsigned int i;
+	int ret;
+
+	sdev->mtu = sdr_dev_mtu(sdev);
+	if (sdev->mtu < 256 || sdev->mtu > PAGE_SIZE)
+		return -EOPNOTSUPP;
+
+	sdev->pd = ib_alloc_pd(sdev->ibdev, 0);
+	if (IS_ERR(sdev->pd)) {
+		ret = PTR_ERR(sdev->pd);
+		sdev->pd = NULL;
+		return ret;
+	}
+	sdev->send_cq = ib_alloc_cq(sdev->ibdev, sdev, sdr_send_depth, 0,
+				    IB_POLL_SOFTIRQ);
+	if (IS_ERR(sdev->send_cq)) {
+		ret = PTR_ERR(sdev->send_cq);
+		goto err_dealloc_pd;
+	}
+	sdev->recv_cq = ib_alloc_cq(sdev->ibdev, sdev, sdr_recv_depth, 0,
+				    IB_POLL_SOFTIRQ);
+	if (IS_ERR(sdev->recv_cq)) {
+		ret = PTR_ERR(sdev->recv_cq);
+		goto err_free_send_cq;
+	}
+
+	init.send_cq = sdev->send_cq;
+	init.recv_cq = sdev->recv_cq;
+	init.cap.max_send_wr = sdr_send_depth;
+	init.cap.max_recv_wr = sdr_recv_depth;
+	init.cap.max_send_sge = SDR_TX_SGE;
+	init.cap.max_recv_sge = 2;
+	init.sq_sig_type = IB_SIGNAL_ALL_WR;
+	init.qp_type = IB_QPT_UD;
+	init.port_num = sdev->port;
+	sdev->qp = ib_create_qp(sdev->pd, &init);
+	if (IS_ERR(sdev->qp)) {
+		ret = PTR_ERR(sdev->qp);
+		goto err_free_recv_cq;
+	}
+	ret = sdr_qp_ready(sdev);
+	if (ret)
+		goto err_destroy_qp;
+
+	ret = sdr_rx_alloc(sdev);
+	if (ret)
+		goto err_destroy_qp;
+	ret = sdr_tx_alloc(sdev);
+	if (ret)
+		goto err_free_rx;
+	for (i = 0; i < sdev->nr_rx; i++) {
+		ret = sdr_rx_post(&sdev->rx[i]);
+		if (ret)
+			goto err_stop;
+	}
+	return 0;
+
+err_stop:
+	/* Posted receives flush into recv_cq; destroying the QP drops them. */
+	sdr_net_stop(sdev);
+	sdr_net_free(sdev);
+	return ret;
+err_free_rx:
+	sdr_rx_free(sdev);
+err_destroy_qp:
+	ib_destroy_qp(sdev->qp);
+	sdev->qp = NULL;
+err_free_recv_cq:
+	ib_free_cq(sdev->recv_cq);
+	sdev->recv_cq = NULL;
+err_free_send_cq:
+	ib_free_cq(sdev->send_cq);
+	sdev->send_cq = NULL;
+err_dealloc_pd:
+	ib_dealloc_pd(sdev->pd);
+	sdev->pd = NULL;
+	return ret;
+}
+
+/*
+ * Stop the transport: no new sends, error out the QP so posted work
+ * flushes, wait for the send contexts to come back, then destroy the QP
+ * and CQs (ib_free_cq waits for a running poll).  Flows must have been
+ * shut down first.
+ */
+void sdr_net_stop(struct sdr_dev *sdev)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp *qp;
+
+	spin_lock_bh(&sdev->tx_lock);
+	qp = sdev->qp;
+	spin_unlock_bh(&sdev->tx_lock);
+	if (!qp)
+		return;
+	ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (!wait_event_timeout(sdev->tx_wait,
+				!atomic_read(&sdev->tx_inflight), 10 * HZ))
+		pr_err("%s: %d sends never completed\n", sdev->name,
+		       atomic_read(&sdev->tx_inflight));
+
+	spin_lock_bh(&sdev->tx_lock);
+	sdev->qp = NULL;
+	spin_unlock_bh(&sdev->tx_lock);
+	ib_destroy_qp(qp);
+	ib_free_cq(sdev->recv_cq);
+	sdev->recv_cq = NULL;
+	ib_free_cq(sdev->send_cq);
+	sdev->send_cq = NULL;
+}
+
+/* Free what sdr_net_init allocated; the transport must be stopped. */
+void sdr_net_free(struct sdr_dev *sdev)
+{
+	sdr_rx_free(sdev);
+	sdr_tx_free(sdev);
+	if (sdev->pd) {
+		ib_dealloc_pd(sdev->pd);
+		sdev->pd = NULL;
+	}
+}
