@@ -1,0 +1,956 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr_perf: perftest-style bandwidth and completion-time benchmark over
+ * /dev/sdr.  The server receives, the client sends:
+ *
+ *   server:  sdr_perf -d rxe1 [opts]
+ *   client:  sdr_perf -d rxe0 [opts] SERVER_IP
+ *
+ * A TCP connection (port -p, default 18515) carries the parameters, the
+ * endpoint blobs, receive credits during the run (so a message is sent only
+ * once its receive is posted: the NONE policy drops what has no receive),
+ * the sender's final count and both sides' results.  See
+ * Documentation/sdr_perf.rst.
+ *
+ * Exit status: 0 ok, 1 error, 2 usage or policy unsupported, 3 verify error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libsdr.h"
+
+#define DEFAULT_PORT	18515
+#define DEFAULT_INFLIGHT 16
+#define GIVEUP_US	(3 * 1000000LL)		/* receiver: no completion after DONE */
+#define STALL_US	(60 * 1000000LL)	/* any side: no progress at all */
+#define CTL_TIMEOUT_MS	30000
+#define PERF_MAGIC	0x46524453u		/* "SDRF" */
+#define PERF_VERSION	1
+#define MB		1048576.0		/* MB/s as perftest reports it */
+
+enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_VERIFY = 3 };
+
+struct opts {
+	const char *dev;
+	const char *server;	/* NULL: we are the server */
+	uint16_t port;
+	uint64_t size;
+	uint64_t count;		/* 0 with duration */
+	uint32_t duration_s;
+	uint32_t policy;
+	uint32_t chunk;
+	uint32_t inflight;
+	uint32_t mtu;
+	bool verify;
+	bool json;
+	bool quiet;
+};
+
+/* Round 1 of the handshake, both directions (the server's is informative). */
+struct hello {
+	uint32_t magic, version;
+	int32_t status;		/* -errno of the sender's flow creation, or 0 */
+	uint32_t policy, chunk, inflight, mtu, verify;
+	uint64_t size, count;
+	uint32_t duration_s, pad;
+};
+
+/* Round 2: the endpoint, after both know the parameters. */
+struct hello2 {
+	int32_t status;
+	uint32_t pad;
+	struct sdr_endpoint ep;
+};
+
+/* Control records during and after the run: fixed size. */
+enum { CTL_CREDIT = 1, CTL_DONE = 2, CTL_RESULT = 3 };
+
+struct result {
+	uint64_t messages;	/* sender: sent; receiver: completed */
+	uint64_t bytes;		/* sender: sent; receiver: in completed chunks */
+	uint64_t ok, partial, failed;
+	uint64_t chunks_missing, verify_errors;
+	uint64_t retransmits, tx_packets, rx_packets, rx_dropped;
+	uint64_t usec;		/* measured interval */
+	uint64_t p50, p99, p999, max;	/* completion times, us */
+};
+
+struct ctl {
+	uint32_t type, pad;
+	union {
+		uint64_t v;		/* CREDIT: receives posted; DONE: sent */
+		struct result r;
+	};
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "sdr_perf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- the verify pattern: a function of message number and offset ---- */
+
+static inline uint64_t pattern_word(uint32_t msg, uint64_t word)
+{
+	uint64_t x = word * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)msg << 32 | msg);
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 32;
+	return x;
+}
+
+static void pattern_fill(uint8_t *p, uint32_t msg, uint64_t len)
+{
+	uint64_t w, i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		w = pattern_word(msg, i / 8);
+		memcpy(p + i, &w, 8);
+	}
+	if (i < len) {
+		w = pattern_word(msg, i / 8);
+		memcpy(p + i, &w, len - i);
+	}
+}
+
+/* Bytes [off, off+len) of message msg as found at p: true if right. */
+static bool pattern_ok(const uint8_t *p, uint32_t msg, uint64_t off, uint64_t len)
+{
+	uint64_t i = 0, w;
+
+	/* Unaligned head, then whole words, then the tail. */
+	while (i < len && (off + i) % 8) {
+		w = pattern_word(msg, (off + i) / 8);
+		if (p[i] != (uint8_t)(w >> ((off + i) % 8 * 8)))
+			return false;
+		i++;
+	}
+	for (; i + 8 <= len; i += 8) {
+		w = pattern_word(msg, (off + i) / 8);
+		if (memcmp(p + i, &w, 8))
+			return false;
+	}
+	if (i < len) {
+		w = pattern_word(msg, (off + i) / 8);
+		if (memcmp(p + i, &w, len - i))
+			return false;
+	}
+	return true;
+}
+
+/* ---- the control connection ---- */
+
+static int sock_fd = -1;
+static uint8_t ctl_buf[sizeof(struct ctl)];
+static size_t ctl_have;
+
+static int send_all(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(sock_fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pf = { sock_fd, POLLOUT, 0 };
+
+				poll(&pf, 1, 100);
+				continue;
+			}
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int ctl_send(uint32_t type, uint64_t v, const struct result *r)
+{
+	struct ctl c;
+
+	memset(&c, 0, sizeof(c));
+	c.type = type;
+	if (r)
+		c.r = *r;
+	else
+		c.v = v;
+	return send_all(&c, sizeof(c));
+}
+
+/*
+ * One control record if it is there within timeout_ms: 1 got one, 0 not
+ * yet, negative errno (-ECONNRESET when the peer closed).
+ */
+static int ctl_recv(struct ctl *out, int timeout_ms)
+{
+	int64_t end = now_us() + (int64_t)timeout_ms * 1000;
+
+	for (;;) {
+		struct pollfd pf = { sock_fd, POLLIN, 0 };
+		int64_t left = (end - now_us()) / 1000;
+		ssize_t n;
+		int r;
+
+		if (ctl_have == sizeof(ctl_buf)) {
+			memcpy(out, ctl_buf, sizeof(*out));
+			ctl_have = 0;
+			return 1;
+		}
+		r = poll(&pf, 1, left > 0 ? (int)left : 0);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0) {
+			if (now_us() >= end)
+				return 0;
+			continue;
+		}
+		n = recv(sock_fd, ctl_buf + ctl_have, sizeof(ctl_buf) - ctl_have,
+			 MSG_DONTWAIT);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		ctl_have += (size_t)n;
+	}
+}
+
+/* ---- statistics ---- */
+
+struct lat {
+	uint32_t *us;
+	size_t n, cap;
+};
+
+static void lat_add(struct lat *l, int64_t us)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 4096;
+		l->us = realloc(l->us, l->cap * sizeof(*l->us));
+		if (!l->us)
+			die(EXIT_ERR, "out of memory");
+	}
+	l->us[l->n++] = us < 0 ? 0 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile. */
+static uint64_t pct(const struct lat *l, double p)
+{
+	size_t k;
+
+	if (!l->n)
+		return 0;
+	k = (size_t)(p / 100.0 * l->n + 0.999999);
+	if (k < 1)
+		k = 1;
+	if (k > l->n)
+		k = l->n;
+	return l->us[k - 1];
+}
+
+static void lat_finish(struct lat *l, struct result *r)
+{
+	qsort(l->us, l->n, sizeof(*l->us), cmp_u32);
+	r->p50 = pct(l, 50);
+	r->p99 = pct(l, 99);
+	r->p999 = pct(l, 99.9);
+	r->max = l->n ? l->us[l->n - 1] : 0;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sdr_perf -d DEV [options]               (server: receives)\n"
+"       sdr_perf -d DEV [options] SERVER_IP     (client: sends)\n"
+"  -d, --ib-dev=DEV       RDMA device name or GID (required)\n"
+"  -p, --port=PORT        TCP port of the control connection (default %d)\n"
+"  -s, --size=BYTES       message size, K/M/G suffixes (default 1M)\n"
+"  -n, --iters=COUNT      messages to send (default 1000)\n"
+"  -D, --duration=SEC     send for SEC seconds instead of a count\n"
+"  -P, --policy=POLICY    none|sr|ec|adaptive|auto (default none)\n"
+"  -c, --chunk=BYTES      bitmap chunk size (default: the kernel's)\n"
+"  -m, --max-msgs=N       messages in flight / receive slots (default %d)\n"
+"      --mtu=BYTES        flow MTU (default: the port's)\n"
+"      --verify           fill and check every byte (exit 3 on a mismatch)\n"
+"      --json             one JSON object on the last line of stdout\n"
+"  -q, --quiet            no progress line\n"
+"  -h, --help\n"
+"Client-side parameters win: the server takes size, count, policy, chunk,\n"
+"max-msgs, mtu and verify from the client.\n",
+		DEFAULT_PORT, DEFAULT_INFLIGHT);
+}
+
+static uint64_t parse_size(const char *s, const char *what)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end)
+		goto bad;
+	return v;
+bad:
+	fprintf(stderr, "sdr_perf: bad %s '%s'\n", what, s);
+	usage(stderr);
+	exit(EXIT_USAGE);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum { O_MTU = 256, O_VERIFY, O_JSON };
+	static const struct option lo[] = {
+		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "max-msgs", required_argument, NULL, 'm' },
+		{ "mtu", required_argument, NULL, O_MTU },
+		{ "verify", no_argument, NULL, O_VERIFY },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = DEFAULT_PORT;
+	o->size = 1 << 20;
+	o->count = 1000;
+	o->inflight = DEFAULT_INFLIGHT;
+	while ((c = getopt_long(argc, argv, "d:p:s:n:D:P:c:m:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->dev = optarg; break;
+		case 'p':
+			v = parse_size(optarg, "port");
+			if (!v || v > 65535)
+				die(EXIT_USAGE, "bad port '%s'", optarg);
+			o->port = (uint16_t)v;
+			break;
+		case 's': o->size = parse_size(optarg, "size"); break;
+		case 'n': o->count = parse_size(optarg, "count"); o->duration_s = 0; break;
+		case 'D':
+			v = parse_size(optarg, "duration");
+			if (!v || v > 86400)
+				die(EXIT_USAGE, "bad duration '%s'", optarg);
+			o->duration_s = (uint32_t)v;
+			o->count = 0;
+			break;
+		case 'P':
+			if (sdr_policy_parse(optarg, &o->policy))
+				die(EXIT_USAGE, "unknown policy '%s' (none|sr|ec|adaptive|auto)", optarg);
+			break;
+		case 'c':
+			v = parse_size(optarg, "chunk size");
+			if (v > UINT32_MAX)
+				die(EXIT_USAGE, "chunk size too large");
+			o->chunk = (uint32_t)v;
+			break;
+		case 'm':
+			v = parse_size(optarg, "max-msgs");
+			if (!v || v > 1024)
+				die(EXIT_USAGE, "max-msgs must be 1..1024");
+			o->inflight = (uint32_t)v;
+			break;
+		case O_MTU:
+			v = parse_size(optarg, "mtu");
+			if (v > 4096)
+				die(EXIT_USAGE, "mtu must be at most 4096");
+			o->mtu = (uint32_t)v;
+			break;
+		case O_VERIFY: o->verify = true; break;
+		case O_JSON: o->json = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: usage(stderr); exit(EXIT_USAGE);
+		}
+	}
+	if (optind < argc)
+		o->server = argv[optind++];
+	if (optind < argc || !o->dev) {
+		if (!o->dev)
+			fprintf(stderr, "sdr_perf: -d DEV is required\n");
+		usage(stderr);
+		exit(EXIT_USAGE);
+	}
+	if (!o->size || o->size > (1ULL << 30))
+		die(EXIT_USAGE, "size must be 1..1G");
+	if (!o->duration_s && !o->count)
+		die(EXIT_USAGE, "count must be at least 1");
+}
+
+/* ---- flow setup ---- */
+
+static struct sdr_flow *make_flow(struct sdr_ctx *ctx, const struct opts *o,
+				  int *err)
+{
+	struct sdr_flow_attr fa = {
+		.policy = o->policy, .mtu = o->mtu, .chunk_size = o->chunk,
+		.max_msg_size = (uint32_t)o->size, .max_msgs = o->inflight,
+	};
+	struct sdr_flow *f = sdr_flow_create(ctx, &fa);
+
+	*err = f ? 0 : -errno;
+	return f;
+}
+
+/* Report a failed flow creation and exit with the matching status. */
+static void flow_error(const struct opts *o, int err, const char *who)
+{
+	if (err == -EOPNOTSUPP ||
+	    (err == -EINVAL && o->policy != SDR_POLICY_NONE))
+		die(EXIT_USAGE, "%spolicy '%s' is not supported by this sdr.ko (%s)",
+		    who, sdr_policy_str(o->policy), strerror(-err));
+	if (err == -ENOMEM)
+		die(EXIT_ERR, "%scannot allocate %u x %" PRIu64 " byte regions "
+		    "(lower -m or -s, or raise sdr.ko max_region_mb)", who,
+		    o->inflight, o->size);
+	die(EXIT_ERR, "%sflow create: %s", who, strerror(-err));
+}
+
+/* ---- the sender (client) ---- */
+
+struct run {
+	struct opts o;
+	struct sdr_ctx *ctx;
+	struct sdr_flow *flow;
+	struct sdr_flow_props fp;
+	struct result me, peer;
+	bool have_peer;
+	struct lat lat;
+	int64_t t_start, t_end;
+};
+
+static void progress(const struct run *r, uint64_t msgs, uint64_t bytes,
+		     int64_t *last)
+{
+	int64_t t = now_us();
+
+	if (r->o.quiet || t - r->t_start < 3000000 || t - *last < 2000000)
+		return;
+	*last = t;
+	fprintf(stderr, "sdr_perf: %6.1f s  %10" PRIu64 " msgs  %9.2f MB/s\n",
+		(t - r->t_start) / 1e6, msgs, bytes / MB / ((t - r->t_start) / 1e6));
+}
+
+static void run_sender(struct run *r)
+{
+	struct opts *o = &r->o;
+	uint32_t n = r->fp.max_msgs, nfree = n, *free_slots;
+	int64_t *t_post, deadline = 0, last_prog = 0, last_progress;
+	uint64_t limit = o->count ? o->count : UINT64_MAX;
+	uint64_t credits = 0, sent = 0, sdone = 0, sbytes = 0;
+	struct ctl c;
+	uint32_t i;
+	int ret;
+
+	free_slots = calloc(n, sizeof(*free_slots));
+	t_post = calloc(n, sizeof(*t_post));
+	if (!free_slots || !t_post)
+		die(EXIT_ERR, "out of memory");
+	for (i = 0; i < n; i++) {
+		free_slots[i] = n - 1 - i;
+		if (!o->verify)	/* fixed content once: the copy is not the test */
+			memset(sdr_send_slot(r->flow, i), 0x5a, o->size);
+	}
+	r->t_start = now_us();
+	last_progress = r->t_start;
+	if (o->duration_s)
+		deadline = r->t_start + (int64_t)o->duration_s * 1000000;
+
+	for (;;) {
+		struct sdr_completion cq[32];
+		int k, got;
+		bool moved = false;
+
+		while ((ret = ctl_recv(&c, 0)) > 0) {
+			if (c.type == CTL_CREDIT && c.v > credits)
+				credits = c.v;
+		}
+		if (ret < 0)
+			die(EXIT_ERR, "control connection: %s", strerror(-ret));
+		if ((deadline && now_us() >= deadline) || interrupted)
+			limit = sent;
+		while (sent < limit && sent < credits && nfree) {
+			uint32_t slot = free_slots[nfree - 1];
+			uint64_t off = (uint64_t)slot * r->fp.slot_stride;
+
+			if (o->verify)
+				pattern_fill(sdr_send_slot(r->flow, slot), (uint32_t)sent, o->size);
+			/* user_data carries the slot; seq order is post order. */
+			ret = sdr_send_post(r->flow, off, o->size, (uint32_t)sent,
+					    slot, NULL);
+			if (ret == -EAGAIN)
+				break;
+			if (ret == -EPIPE)
+				die(EXIT_ERR, "send: the peer closed the flow");
+			if (ret)
+				die(EXIT_ERR, "send post: %s", strerror(-ret));
+			t_post[slot] = now_us();
+			nfree--;
+			sent++;
+			moved = true;
+		}
+		got = sdr_send_poll(r->flow, cq, 32);
+		if (got < 0)
+			die(EXIT_ERR, "send poll: %s", strerror(-got));
+		for (k = 0; k < got; k++) {
+			uint32_t slot = (uint32_t)cq[k].user_data;
+
+			if (slot >= n)
+				die(EXIT_ERR, "bad completion user_data %" PRIu64, cq[k].user_data);
+			lat_add(&r->lat, now_us() - t_post[slot]);
+			free_slots[nfree++] = slot;
+			sdone++;
+			if (cq[k].status == SDR_STATUS_OK) {
+				r->me.ok++;
+				sbytes += cq[k].len;
+			} else {
+				r->me.failed++;
+			}
+			moved = true;
+		}
+		if (moved)
+			last_progress = now_us();
+		if (sent == limit && sdone == sent)
+			break;
+		if (now_us() - last_progress > STALL_US)
+			die(EXIT_ERR, "no progress for %lld s (%" PRIu64 " sent, %" PRIu64
+			    " completed, %" PRIu64 " credits)", STALL_US / 1000000,
+			    sent, sdone, credits);
+		progress(r, sdone, sbytes, &last_prog);
+		if (!got && !moved)
+			sdr_wait(r->ctx, 1);
+	}
+	r->t_end = now_us();
+	r->me.messages = sent;
+	r->me.bytes = sbytes;
+	ret = ctl_send(CTL_DONE, sent, NULL);
+	if (ret)
+		die(EXIT_ERR, "control connection: %s", strerror(-ret));
+	free(free_slots);
+	free(t_post);
+}
+
+/* ---- the receiver (server) ---- */
+
+static void check_recv(struct run *r, struct sdr_recv *h, uint32_t msg,
+		       const struct sdr_completion *c)
+{
+	uint32_t chunks = 0, k, imm = 0, len = 0;
+	uint64_t cs = r->fp.chunk_size;
+	const uint8_t *data = sdr_recv_data(h);
+
+	if (c->status != SDR_STATUS_OK && c->status != SDR_STATUS_PARTIAL) {
+		r->me.failed++;
+		return;
+	}
+	if (sdr_recv_imm_get(h, &imm, &len) || imm != msg || len != r->o.size) {
+		fprintf(stderr, "sdr_perf: message %u: imm %u len %u (want %u %" PRIu64 ")\n",
+			msg, imm, len, msg, r->o.size);
+		r->me.verify_errors++;
+	}
+	if (sdr_recv_bitmap_get(h, NULL, &chunks)) {
+		r->me.failed++;
+		return;
+	}
+	if (c->status == SDR_STATUS_OK)
+		r->me.ok++;
+	else
+		r->me.partial++;
+	for (k = 0; k < chunks; k++) {
+		uint64_t off = k * cs, cl = len - off < cs ? len - off : cs;
+
+		if (sdr_recv_chunk_done(h, k) != 1) {
+			r->me.chunks_missing++;
+			continue;
+		}
+		r->me.bytes += cl;
+		if (r->o.verify && !pattern_ok(data + off, msg, off, cl)) {
+			if (!r->me.verify_errors)
+				fprintf(stderr, "sdr_perf: message %u chunk %u: "
+					"content mismatch\n", msg, k);
+			r->me.verify_errors++;
+		}
+	}
+}
+
+static void run_receiver(struct run *r)
+{
+	struct opts *o = &r->o;
+	uint32_t n = r->fp.max_msgs;
+	uint64_t count = o->count ? o->count : UINT64_MAX;	/* known after DONE */
+	uint64_t posted = 0, done = 0, credited = 0;
+	struct sdr_recv **rh;
+	int64_t *t_post, last_progress, last_prog = 0, done_at = 0;
+	bool have_done = false;
+	struct ctl c;
+	int ret;
+
+	rh = calloc(n, sizeof(*rh));
+	t_post = calloc(n, sizeof(*t_post));
+	if (!rh || !t_post)
+		die(EXIT_ERR, "out of memory");
+	r->t_start = now_us();
+	last_progress = r->t_start;
+
+	for (;;) {
+		struct sdr_completion cq[32];
+		int k, got;
+
+		while (posted < count && posted - done < n) {
+			struct sdr_recv *h;
+
+			ret = sdr_recv_post(r->flow, posted, &h);
+			if (ret == -EAGAIN)
+				break;
+			if (ret)
+				die(EXIT_ERR, "recv post: %s", strerror(-ret));
+			rh[posted % n] = h;
+			t_post[posted % n] = now_us();
+			posted++;
+		}
+		if (posted != credited) {
+			ret = ctl_send(CTL_CREDIT, posted, NULL);
+			if (ret)
+				die(EXIT_ERR, "control connection: %s", strerror(-ret));
+			credited = posted;
+		}
+		got = sdr_poll_cq(r->ctx, cq, 32);
+		if (got < 0)
+			die(EXIT_ERR, "poll: %s", strerror(-got));
+		for (k = 0; k < got; k++) {
+			uint64_t idx = cq[k].user_data;
+
+			if (cq[k].type != SDR_CQE_RECV)
+				continue;
+			if (idx != done || !cq[k].recv)
+				die(EXIT_ERR, "completion for message %" PRIu64 ", expected %"
+				    PRIu64 " (receives complete in order)", idx, done);
+			lat_add(&r->lat, now_us() - t_post[idx % n]);
+			check_recv(r, cq[k].recv, (uint32_t)idx, &cq[k]);
+			ret = sdr_recv_complete(cq[k].recv);
+			if (ret)
+				die(EXIT_ERR, "recv complete: %s", strerror(-ret));
+			rh[idx % n] = NULL;
+			done++;
+			r->t_end = now_us();
+			last_progress = r->t_end;
+		}
+		while (!have_done && (ret = ctl_recv(&c, 0)) > 0) {
+			if (c.type == CTL_DONE) {
+				have_done = true;
+				count = c.v;
+				done_at = now_us();
+			}
+		}
+		if (!have_done && ret < 0)
+			die(EXIT_ERR, "control connection: %s", strerror(-ret));
+		if (done >= count)
+			break;
+		if (have_done && now_us() - last_progress > GIVEUP_US &&
+		    now_us() - done_at > GIVEUP_US) {
+			fprintf(stderr, "sdr_perf: no completion for %lld s: giving up on "
+				"%" PRIu64 " messages\n", GIVEUP_US / 1000000, count - done);
+			r->me.failed += count - done;
+			break;
+		}
+		if (now_us() - last_progress > STALL_US)
+			die(EXIT_ERR, "no message for %lld s (%" PRIu64 " received)",
+			    STALL_US / 1000000, done);
+		progress(r, done, r->me.bytes, &last_prog);
+		if (!got)
+			sdr_wait(r->ctx, 1);
+	}
+	if (!r->t_end)
+		r->t_end = now_us();
+	r->me.messages = done;
+	/* Receives posted beyond the count, or given up on: hand back. */
+	for (uint32_t i = 0; i < n; i++)
+		if (rh[i])
+			sdr_recv_complete(rh[i]);
+	free(rh);
+	free(t_post);
+}
+
+/* ---- reporting ---- */
+
+static void report(struct run *r)
+{
+	struct opts *o = &r->o;
+	bool client = o->server != NULL;
+	const struct result *rx = client ? (r->have_peer ? &r->peer : NULL) : &r->me;
+	const struct result *tx = client ? &r->me : (r->have_peer ? &r->peer : NULL);
+	double secs = (r->t_end - r->t_start) / 1e6;
+	uint64_t delivered = rx ? rx->bytes : r->me.bytes;
+	double mbps = secs > 0 ? delivered / MB / secs : 0;
+	uint64_t messages = r->me.messages;
+	uint64_t missing = rx ? rx->chunks_missing : 0;
+	uint64_t failed = rx ? rx->failed : r->me.failed;
+	uint64_t verr = rx ? rx->verify_errors : 0;
+	uint64_t retx = tx ? tx->retransmits : 0;
+
+	{
+		printf("---------------------------------------------------------------------------------------\n");
+		printf("                    SDR %s BW Test (%s side)\n", "Send",
+		       client ? "client/sender" : "server/receiver");
+		printf(" Device          : %s\n", o->dev);
+		printf(" Policy          : %s\n", sdr_policy_str(o->policy));
+		printf(" MTU / payload   : %u / %u bytes\n", r->fp.mtu, r->fp.payload);
+		printf(" Chunk size      : %u bytes (%u packets)\n", r->fp.chunk_size,
+		       r->fp.chunk_size / r->fp.payload);
+		printf(" Max in flight   : %u messages\n", r->fp.max_msgs);
+		printf(" Verify          : %s\n", o->verify ? "on" : "off");
+		printf(" Completion time : %s\n", client ?
+		       "send post -> send completion (sender)" :
+		       "receive post -> receive completion (receiver)");
+		printf("---------------------------------------------------------------------------------------\n");
+		printf(" %-10s %-11s %-9s %-12s %-10s %-10s %-11s %-10s\n", "#bytes",
+		       "#messages", "seconds", "BW [MB/sec]", "p50 [us]", "p99 [us]",
+		       "p99.9 [us]", "max [us]");
+		printf(" %-10" PRIu64 " %-11" PRIu64 " %-9.3f %-12.2f %-10" PRIu64
+		       " %-10" PRIu64 " %-11" PRIu64 " %-10" PRIu64 "\n",
+		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
+		       r->me.p999, r->me.max);
+		printf("---------------------------------------------------------------------------------------\n");
+		printf(" ok %" PRIu64 "  partial %" PRIu64 "  failed %" PRIu64
+		       "  chunks missing %" PRIu64 "  verify errors %" PRIu64
+		       "  retransmitted packets %" PRIu64 "%s\n",
+		       rx ? rx->ok : 0, rx ? rx->partial : 0, failed, missing, verr,
+		       retx, r->have_peer ? "" : "  (peer results missing)");
+		printf(" tx packets %" PRIu64 "  rx packets %" PRIu64
+		       "  rx dropped %" PRIu64 " (this side)\n",
+		       r->me.tx_packets, r->me.rx_packets, r->me.rx_dropped);
+		printf("---------------------------------------------------------------------------------------\n");
+	}
+	if (o->json) {
+		printf("{\"role\":\"%s\",\"device\":\"%s\",\"policy\":\"%s\","
+		       "\"msg_bytes\":%" PRIu64 ",\"messages\":%" PRIu64
+		       ",\"seconds\":%.6f,\"goodput_MBps\":%.3f,"
+		       "\"completion_us\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64
+		       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 "},"
+		       "\"completion_time\":\"%s\","
+		       "\"chunks_missing\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
+		       ",\"failed_messages\":%" PRIu64 ",\"verify_errors\":%" PRIu64
+		       ",\"partial_messages\":%" PRIu64 ",\"delivered_bytes\":%" PRIu64
+		       ",\"chunk_size\":%u,\"mtu\":%u,\"max_msgs\":%u,\"peer_results\":%s}\n",
+		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
+		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
+		       r->me.p999, r->me.max,
+		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
+		       missing, retx, failed, verr, rx ? rx->partial : 0, delivered,
+		       r->fp.chunk_size, r->fp.mtu, r->fp.max_msgs,
+		       r->have_peer ? "true" : "false");
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	struct hello mine, theirs;
+	struct hello2 m2, t2;
+	struct sdr_flow_info fi;
+	struct run r;
+	struct ctl c;
+	bool client;
+	int err = 0, ret;
+
+	memset(&r, 0, sizeof(r));
+	parse_opts(argc, argv, &r.o);
+	client = r.o.server != NULL;
+	signal(SIGINT, on_sigint);
+	signal(SIGPIPE, SIG_IGN);
+
+	r.ctx = sdr_open(r.o.dev, NULL);
+	if (!r.ctx)
+		die(errno == ENOENT ? EXIT_ERR : EXIT_ERR, "open %s: %s%s", r.o.dev,
+		    strerror(errno), errno == ENOENT ? " (is sdr.ko loaded?)" : "");
+
+	/* Round 1: parameters.  The client creates its flow first. */
+	if (client)
+		r.flow = make_flow(r.ctx, &r.o, &err);
+	memset(&mine, 0, sizeof(mine));
+	mine.magic = PERF_MAGIC;
+	mine.version = PERF_VERSION;
+	mine.status = err;
+	mine.policy = r.o.policy;
+	mine.chunk = r.o.chunk;
+	mine.inflight = r.o.inflight;
+	mine.mtu = r.o.mtu;
+	mine.verify = r.o.verify;
+	mine.size = r.o.size;
+	mine.count = r.o.count;
+	mine.duration_s = r.o.duration_s;
+	if (!client && !r.o.quiet)
+		fprintf(stderr, "sdr_perf: waiting for a client on port %u\n", r.o.port);
+	ret = sdr_exchange_tcp(r.o.server, r.o.port, &mine, &theirs, sizeof(mine),
+			       client ? CTL_TIMEOUT_MS : -1, &sock_fd);
+	if (ret)
+		die(EXIT_ERR, "control connection to %s port %u: %s",
+		    client ? r.o.server : "(listening)", r.o.port, strerror(-ret));
+	if (theirs.magic != PERF_MAGIC || theirs.version != PERF_VERSION)
+		die(EXIT_ERR, "the peer is not a compatible sdr_perf");
+	if (client && err)
+		flow_error(&r.o, err, "");
+	if (!client) {
+		if (theirs.status)	/* the client already said why */
+			flow_error(&r.o, theirs.status, "client: ");
+		r.o.policy = theirs.policy;
+		r.o.chunk = theirs.chunk;
+		r.o.inflight = theirs.inflight;
+		r.o.mtu = theirs.mtu;
+		r.o.verify = theirs.verify;
+		r.o.size = theirs.size;
+		r.o.count = theirs.count;
+		r.o.duration_s = theirs.duration_s;
+		r.flow = make_flow(r.ctx, &r.o, &err);
+	}
+
+	/* Round 2: endpoints. */
+	memset(&m2, 0, sizeof(m2));
+	m2.status = err;
+	if (r.flow)
+		sdr_flow_endpoint(r.flow, &m2.ep);
+	ret = send_all(&m2, sizeof(m2));
+	if (!ret) {
+		uint8_t *p = (uint8_t *)&t2;
+		size_t have = 0;
+
+		while (have < sizeof(t2)) {
+			struct pollfd pf = { sock_fd, POLLIN, 0 };
+			ssize_t n;
+
+			if (poll(&pf, 1, CTL_TIMEOUT_MS) <= 0) {
+				ret = -ETIMEDOUT;
+				break;
+			}
+			n = recv(sock_fd, p + have, sizeof(t2) - have, 0);
+			if (n <= 0) {
+				ret = n ? -errno : -ECONNRESET;
+				break;
+			}
+			have += (size_t)n;
+		}
+	}
+	if (ret)
+		die(EXIT_ERR, "endpoint exchange: %s", strerror(-ret));
+	if (err)
+		flow_error(&r.o, err, "");
+	if (t2.status)
+		flow_error(&r.o, t2.status, client ? "server: " : "client: ");
+	ret = sdr_flow_connect(r.flow, &t2.ep);
+	if (ret)
+		die(EXIT_ERR, "connect: %s", strerror(-ret));
+	sdr_flow_props(r.flow, &r.fp);
+
+	if (client)
+		run_sender(&r);
+	else
+		run_receiver(&r);
+	lat_finish(&r.lat, &r.me);
+	if (!sdr_flow_info(r.flow, &fi)) {
+		r.me.retransmits = fi.retransmits;
+		r.me.tx_packets = fi.tx_packets;
+		r.me.rx_packets = fi.rx_packets;
+		r.me.rx_dropped = fi.rx_dropped;
+	}
+	r.me.usec = (uint64_t)(r.t_end - r.t_start);
+
+	/* The final exchange: both report both views. */
+	ret = ctl_send(CTL_RESULT, 0, &r.me);
+	while (!ret) {
+		ret = ctl_recv(&c, CTL_TIMEOUT_MS);
+		if (ret == 1 && c.type == CTL_RESULT) {
+			r.peer = c.r;
+			r.have_peer = true;
+			break;
+		}
+		if (ret == 1)
+			ret = 0;	/* a late credit or done: skip */
+		else if (ret == 0)
+			ret = -ETIMEDOUT;
+	}
+	if (!r.have_peer)
+		fprintf(stderr, "sdr_perf: no results from the peer: %s\n",
+			strerror(-ret));
+	report(&r);
+
+	close(sock_fd);
+	sdr_close(r.ctx);
+	{
+		const struct result *rx = client ? (r.have_peer ? &r.peer : NULL) : &r.me;
+
+		if (rx && rx->verify_errors)
+			return EXIT_VERIFY;
+		if (!r.have_peer)
+			return EXIT_ERR;
+	}
+	return EXIT_OK;
+}
