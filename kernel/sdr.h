@@ -85,6 +85,7 @@ struct sdr_dev {
 	struct ib_cq		*recv_cq;
 	struct ib_qp		*qp;
 	u32			mtu;		/* IB MTU when the QP was made */
+	bool			rx_stopped;	/* do not repost receives */
 
 	/* Receive buffers: a GRH slot and a page each, always posted. */
 	struct sdr_rx		*rx;

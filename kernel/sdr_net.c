@@ -144,6 +144,9 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	sdr_flow_put(flow);
 
 repost:
+	/* sdr_net_stop() waits (synchronize_rcu) for us to see rx_stopped. */
+	if (READ_ONCE(sdev->rx_stopped))
+		return;
 	ib_dma_sync_single_for_device(sdev->ibdev, rx->dma, PAGE_SIZE,
 				      DMA_FROM_DEVICE);
 	ret = sdr_rx_post(rx);
@@ -613,6 +616,13 @@ void sdr_net_stop(struct sdr_dev *sdev)
 	spin_unlock_bh(&sdev->tx_lock);
 	if (!qp)
 		return;
+	/*
+	 * Receive handlers run in softirq, an RCU read-side section: after
+	 * the grace period none still holds a stale rx_stopped == false, so
+	 * none reposts to the QP about to be destroyed.
+	 */
+	WRITE_ONCE(sdev->rx_stopped, true);
+	synchronize_rcu();
 	ib_modify_qp(qp, &attr, IB_QP_STATE);
 	if (!wait_event_timeout(sdev->tx_wait,
 				!atomic_read(&sdev->tx_inflight), 10 * HZ))
