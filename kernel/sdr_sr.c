@@ -32,6 +32,7 @@ void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg)
 	cfg->rto_max_ns = 2000000000ULL;	/* 2 s */
 	cfg->dead_ns = 30000000000ULL;		/* 30 s, as UCX UD */
 	cfg->rnr_backoff_ns = 1000000ULL;	/* 1 ms */
+	cfg->max_backoff = SDR_SR_LEVELS - 1;
 	cfg->ackreq_every = 0;
 	cfg->ack_every = 16;
 	cfg->ack_delay_ns = 100000ULL;		/* 100 us */
@@ -60,6 +61,23 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 
 /* ------------------------------------------------------------------ */
 /* sender */
+
+/*
+ * When in-flight packet @i (on backoff level @k) times out.  The backoff
+ * only applies while the peer is silent: if any ACK made progress since
+ * @i was sent, the path works and @i was just unlucky, so it gets the
+ * plain RTO.  Within a level this stays monotonic in send time (every
+ * packet sent before the last progress expires before any packet sent
+ * after it), so each list's head is still its earliest expiry.
+ */
+static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
+			 const struct sdr_sr_tx *m, u32 i, u32 k)
+{
+	u32 shift = m->tx_ns[i] < m->last_progress_ns ? 0 :
+		    min(k, f->cfg.max_backoff);
+
+	return sdr_sat_add(m->tx_ns[i], sdr_rtt_backoff(&f->rtt, shift));
+}
 
 static u32 sdr_sr_npkts(u32 msg_len, u32 pay)
 {
@@ -227,10 +245,9 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	for (k = 0; k < SDR_SR_LEVELS; k++) {
 		struct sdr_sr_list *l = &m->lvl[k];
-		u64 rto = sdr_rtt_backoff(&f->rtt, k);
 
 		while (l->head != SDR_SR_NIL &&
-		       sdr_sat_add(m->tx_ns[l->head], rto) <= now) {
+		       sdr_sr_expiry(f, m, l->head, k) <= now) {
 			sdr_sr_mark_lost(f, m, l->head);
 			f->st.timeouts++;
 		}
@@ -443,10 +460,10 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		u32 h = m->lvl[k].head;
 
 		if (h != SDR_SR_NIL)
-			d = min(d, sdr_sat_add(m->tx_ns[h],
-					       sdr_rtt_backoff(&f->rtt, k)));
+			d = min(d, sdr_sr_expiry(f, m, h, k));
 	}
-	if (m->lost.count || m->next_new < m->npkts) {
+	/* every packet is acked, in flight, lost or unsent-and-unacked */
+	if (m->lost.count || m->nacked + m->inflight < m->npkts) {
 		if (now_ns < m->rnr_until_ns)
 			d = min(d, m->rnr_until_ns);
 		else if (f->inflight < f->cfg.max_inflight &&
@@ -482,6 +499,7 @@ void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
 	r->map = mem;
 	r->ack_due_ns = U64_MAX;
 	r->nack_at_ns = U64_MAX;
+	r->nack_fresh_at_ns = U64_MAX;
 	if (f->cfg.pay)
 		sdr_bitmap_zero(r->map, sdr_sr_npkts(max_len, f->cfg.pay));
 }
@@ -500,10 +518,17 @@ static u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 	return sdr_rtt_srtt(&f->rtt);
 }
 
+static void sdr_sr_nack_disarm(struct sdr_sr_rx *r)
+{
+	r->nack_at_ns = U64_MAX;
+	r->nack_fresh_at_ns = U64_MAX;
+	r->nack_round = 0;
+}
+
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		   const struct sdr_pkt *pkt, u64 now_ns)
 {
-	u32 pay = f->cfg.pay, idx, ppc = f->cfg.pkts_per_chunk;
+	u32 pay = f->cfg.pay, idx, ppc = f->cfg.pkts_per_chunk, old_high;
 	bool want_ack = pkt->flags & (SDR_PKT_F_LAST | SDR_PKT_F_ACKREQ);
 	int ret, flags = SDR_SR_RX_NEW;
 
@@ -541,6 +566,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	r->nrecv++;
 	r->nack_shift = 0;
 	f->st.rx_bytes += pkt->payload_len;
+	old_high = r->high;
 	if (idx >= r->high)
 		r->high = idx + 1;
 	if (idx == r->cum)
@@ -553,7 +579,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		r->complete_ack = true;
 		r->ack_now = false;
 		r->ack_due_ns = U64_MAX;
-		r->nack_at_ns = U64_MAX;
+		sdr_sr_nack_disarm(r);
 		f->st.rx_done++;
 		return flags | SDR_SR_RX_COMPLETE | SDR_SR_RX_CTRL;
 	}
@@ -566,13 +592,12 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	}
 
 	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
-		if (r->cum < r->high) {
-			if (r->nack_at_ns == U64_MAX)
-				r->nack_at_ns = sdr_sat_add(now_ns,
-							    sdr_sr_reorder_ns(f));
-		} else {
-			r->nack_at_ns = U64_MAX;
-			r->nack_round = false;
+		if (r->cum >= r->high) {
+			sdr_sr_nack_disarm(r);
+		} else if (idx > old_high && r->nack_fresh_at_ns == U64_MAX) {
+			/* a new gap [old_high, idx): NACK it after the reorder window */
+			r->nack_fresh_at_ns = sdr_sat_add(now_ns, sdr_sr_reorder_ns(f));
+			r->nack_fresh_end = r->high;
 		}
 	}
 	return r->ack_now ? flags | SDR_SR_RX_CTRL : flags;
@@ -604,19 +629,32 @@ static void sdr_sr_fill_slice(struct sdr_sr_rx *r, struct sdr_ack *ack,
 }
 
 /*
- * Rounds that find the same holes again back off (x2 up to x1024) until a
- * new packet arrives: a sender that is pausing needs no more NACKs.
+ * End of a NACK sweep.  Full rounds repeat every nack_interval, doubling
+ * (up to x1024) while no new packet arrives: a pausing sender needs no
+ * more NACKs.  After a fresh sweep, gaps opened since it was armed get
+ * their own reorder window.
  */
-static void sdr_sr_nack_round_end(const struct sdr_sr_flow *f,
+static void sdr_sr_nack_sweep_end(const struct sdr_sr_flow *f,
 				  struct sdr_sr_rx *r, u64 now_ns)
 {
 	u64 iv = sdr_sr_nack_interval_ns(f);
 
-	r->nack_round = false;
-	iv = iv > (U64_MAX >> r->nack_shift) ? U64_MAX : iv << r->nack_shift;
-	r->nack_at_ns = sdr_sat_add(now_ns, iv);
-	if (r->nack_shift < 10)
-		r->nack_shift++;
+	if (r->nack_end > r->nack_hi)
+		r->nack_hi = r->nack_end;
+	if (r->nack_round == SDR_SR_NACK_FULL || r->nack_at_ns == U64_MAX) {
+		iv = iv > (U64_MAX >> r->nack_shift) ? U64_MAX :
+						       iv << r->nack_shift;
+		r->nack_at_ns = sdr_sat_add(now_ns, iv);
+		if (r->nack_round == SDR_SR_NACK_FULL && r->nack_shift < 10)
+			r->nack_shift++;
+	}
+	if (r->nack_round == SDR_SR_NACK_FRESH &&
+	    r->nack_fresh_at_ns == U64_MAX && r->high > r->nack_end &&
+	    sdr_bitmap_next_zero(r->map, r->npkts, r->nack_end) < r->high) {
+		r->nack_fresh_at_ns = sdr_sat_add(now_ns, sdr_sr_reorder_ns(f));
+		r->nack_fresh_end = r->high;
+	}
+	r->nack_round = 0;
 }
 
 int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
@@ -656,33 +694,44 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		return 1;
 	}
 
-	if ((f->cfg.flags & SDR_SR_CFG_NO_NACK) || r->nack_at_ns > now_ns)
+	if (f->cfg.flags & SDR_SR_CFG_NO_NACK)
 		return 0;
 	if (r->cum >= r->high) {
-		r->nack_at_ns = U64_MAX;
-		r->nack_round = false;
+		sdr_sr_nack_disarm(r);
 		return 0;
 	}
 	/*
-	 * A NACK round sweeps the holes below the highest packet seen when
-	 * it started, 1024 packets per NACK, then waits nack_interval.
+	 * A sweep describes the holes of [from, end) in NACKs of up to 1024
+	 * packets.  A fresh sweep covers gaps first seen one reorder window
+	 * ago; a full round re-covers everything below high, for holes whose
+	 * resend or NACK was lost too.
 	 */
-	if (!r->nack_round) {
-		r->nack_round = true;
-		r->nack_cursor = r->cum;
-		r->nack_end = r->high;
-	}
-	start = sdr_bitmap_next_zero(r->map, r->npkts,
-				     max(r->nack_cursor, r->cum));
-	if (start >= r->nack_end) {
-		sdr_sr_nack_round_end(f, r, now_ns);
-		return 0;
+	for (;;) {
+		if (!r->nack_round) {
+			if (r->nack_fresh_at_ns <= now_ns) {
+				r->nack_round = SDR_SR_NACK_FRESH;
+				r->nack_cursor = max(r->nack_hi, r->cum);
+				r->nack_end = r->nack_fresh_end;
+				r->nack_fresh_at_ns = U64_MAX;
+			} else if (r->nack_at_ns <= now_ns) {
+				r->nack_round = SDR_SR_NACK_FULL;
+				r->nack_cursor = r->cum;
+				r->nack_end = r->high;
+			} else {
+				return 0;
+			}
+		}
+		start = sdr_bitmap_next_zero(r->map, r->npkts,
+					     max(r->nack_cursor, r->cum));
+		if (start < r->nack_end)
+			break;
+		sdr_sr_nack_sweep_end(f, r, now_ns);
 	}
 	sdr_sr_fill_slice(r, ack, start, r->nack_end - start);
 	sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_NACK, 0, ack);
 	r->nack_cursor = start + ack->nbits;
 	if (r->nack_cursor >= r->nack_end)
-		sdr_sr_nack_round_end(f, r, now_ns);
+		sdr_sr_nack_sweep_end(f, r, now_ns);
 	r->last_ack_ns = now_ns;
 	f->st.nacks_tx++;
 	return 1;
@@ -698,8 +747,11 @@ u64 sdr_sr_rx_deadline(const struct sdr_sr_flow *f,
 	if (r->ack_now)
 		return 0;
 	d = r->ack_due_ns;
-	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK) && r->cum < r->high)
-		d = min(d, r->nack_at_ns);
+	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK) && r->cum < r->high) {
+		if (r->nack_round)
+			return 0;
+		d = min(d, min(r->nack_at_ns, r->nack_fresh_at_ns));
+	}
 	return d;
 }
 

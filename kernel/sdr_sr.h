@@ -42,6 +42,7 @@ struct sdr_sr_cfg {
 	u64	rto_max_ns;	/* also caps the backoff */
 	u64	dead_ns;	/* no ACK progress this long: fail; 0: never */
 	u64	rnr_backoff_ns;	/* pause after an RNR, doubled per RNR */
+	u32	max_backoff;	/* RTO doublings per packet, <= LEVELS - 1 */
 	u32	ackreq_every;	/* ACKREQ on every n-th packet sent; 0: never */
 	/* receiver */
 	u32	ack_every;	/* ACK after this many new packets */
@@ -150,6 +151,9 @@ struct sdr_sr_txd {
 #define SDR_SR_RX_COMPLETE	0x08	/* the whole message is in */
 #define SDR_SR_RX_CTRL		0x10	/* an ACK/NACK is due now */
 
+#define SDR_SR_NACK_FRESH	1
+#define SDR_SR_NACK_FULL	2
+
 /* Receiver state of one message (one posted receive). */
 struct sdr_sr_rx {
 	u32	max_len;	/* posted buffer size */
@@ -161,15 +165,18 @@ struct sdr_sr_rx {
 	u32	unacked;	/* new packets since the last ACK */
 	u32	ack_trigger;	/* packet the pending ACK should cover */
 	u32	last_ts;	/* ts of the newest DATA, echoed */
-	u32	nack_cursor;	/* NACK round: next packet to describe */
-	u32	nack_end;	/* NACK round: high when it started */
+	u32	nack_cursor;	/* NACK sweep: next packet to describe */
+	u32	nack_end;	/* NACK sweep: end of its range */
+	u32	nack_hi;	/* holes below this were NACKed at least once */
+	u32	nack_fresh_end;	/* end of the gaps the fresh sweep covers */
 	bool	ack_now;
 	bool	complete;
 	bool	complete_ack;	/* the COMPLETE ACK is due */
-	bool	nack_round;
-	u8	nack_shift;	/* NACK round backoff since the last new packet */
+	u8	nack_round;	/* sweep in progress: SDR_SR_NACK_* or 0 */
+	u8	nack_shift;	/* full-round backoff since the last new packet */
 	u64	ack_due_ns;	/* delayed ACK, U64_MAX: none */
-	u64	nack_at_ns;	/* next NACK round, U64_MAX: none */
+	u64	nack_at_ns;	/* next full NACK round, U64_MAX: none */
+	u64	nack_fresh_at_ns; /* NACK of new gaps, U64_MAX: none */
 	u64	last_ack_ns;
 	unsigned long	*map;	/* packets received */
 };

@@ -10,5 +10,6 @@ int main(void)
 	test_bitmap();
 	test_rtt();
 	test_sr();
+	test_sim();
 	return tap_done();
 }

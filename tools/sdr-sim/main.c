@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr-sim: message completion times of the sdr SR engine on a long-haul
+ * link, and the analytical SR model for comparison.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "sim.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sdr-sim [options]\n"
+"  --bw RATE          link rate in bit/s, suffix K M G T (default 400G)\n"
+"  --rtt TIME         round-trip propagation, suffix ns us ms s (default 25ms)\n"
+"  --delay TIME       one-way propagation (RTT = 2 * delay)\n"
+"  --distance LEN     one-way distance, suffix m km; delay = LEN / c\n"
+"                     (3750km = 12.5 ms, the paper's 25 ms RTT)\n"
+"  --loss P           packet drop probability, both directions (1e-4)\n"
+"  --burst LEN        mean loss burst length in packets (Gilbert-Elliott)\n"
+"  --size BYTES       message size, suffix K M G = KiB MiB GiB (1G)\n"
+"  --count N          messages, sent one after another (10)\n"
+"  --policy sr        reliability policy (only sr is simulated)\n"
+"  --chunk BYTES      user bitmap chunk (64K)\n"
+"  --mtu BYTES        UD MTU: payload = MTU - 40 byte sdr header (4096)\n"
+"  --recovery MODE    nack (receiver NACKs + RTO, default) or rto (RTO only)\n"
+"  --alpha PCT        RTO = SRTT + max(alpha%% * SRTT, 4 RTTVAR) (25)\n"
+"  --backoff N        RTO doublings per packet, 0..7 (7)\n"
+"  --ack-every N      receiver ACKs every N packets (16)\n"
+"  --seed S           random seed (1)\n"
+"  --model            also print the analytical SR model\n"
+"  --json             one JSON object on stdout\n");
+}
+
+static int parse_num(const char *s, double *v, const char **rest)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || *v < 0 || !isfinite(*v))
+		return -1;
+	*rest = end;
+	return 0;
+}
+
+static int parse_rate(const char *s, double *v)
+{
+	const char *u;
+
+	if (parse_num(s, v, &u))
+		return -1;
+	switch (*u) {
+	case 'k': case 'K': *v *= 1e3; u++; break;
+	case 'm': case 'M': *v *= 1e6; u++; break;
+	case 'g': case 'G': *v *= 1e9; u++; break;
+	case 't': case 'T': *v *= 1e12; u++; break;
+	}
+	if (!strcasecmp(u, "bit/s") || !strcasecmp(u, "bps") || !strcasecmp(u, "b"))
+		u += strlen(u);
+	return *u || *v <= 0 ? -1 : 0;
+}
+
+static int parse_time_ns(const char *s, double *v)
+{
+	const char *u;
+
+	if (parse_num(s, v, &u))
+		return -1;
+	if (!strcmp(u, "ns"))
+		;
+	else if (!strcmp(u, "us"))
+		*v *= 1e3;
+	else if (!strcmp(u, "ms"))
+		*v *= 1e6;
+	else if (!strcmp(u, "s") || !*u)
+		*v *= 1e9;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_size(const char *s, double *v)
+{
+	const char *u;
+
+	if (parse_num(s, v, &u))
+		return -1;
+	switch (*u) {
+	case 'k': case 'K': *v *= 1024; u++; break;
+	case 'm': case 'M': *v *= 1024 * 1024; u++; break;
+	case 'g': case 'G': *v *= 1024.0 * 1024 * 1024; u++; break;
+	}
+	if (*u == 'i')
+		u++;
+	if (*u == 'B')
+		u++;
+	return *u ? -1 : 0;
+}
+
+static const char *fmt_time(double ns, char *buf, size_t n)
+{
+	if (ns >= 1e9)
+		snprintf(buf, n, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, n, "%.3f ms", ns / 1e6);
+	else
+		snprintf(buf, n, "%.3f us", ns / 1e3);
+	return buf;
+}
+
+enum {
+	O_BW = 256, O_RTT, O_DELAY, O_DIST, O_LOSS, O_BURST, O_SIZE, O_COUNT,
+	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
+	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP,
+};
+
+static const struct option opts[] = {
+	{ "bw", 1, NULL, O_BW }, { "rtt", 1, NULL, O_RTT },
+	{ "delay", 1, NULL, O_DELAY }, { "distance", 1, NULL, O_DIST },
+	{ "loss", 1, NULL, O_LOSS }, { "burst", 1, NULL, O_BURST },
+	{ "size", 1, NULL, O_SIZE }, { "count", 1, NULL, O_COUNT },
+	{ "policy", 1, NULL, O_POLICY }, { "chunk", 1, NULL, O_CHUNK },
+	{ "mtu", 1, NULL, O_MTU }, { "seed", 1, NULL, O_SEED },
+	{ "json", 0, NULL, O_JSON }, { "model", 0, NULL, O_MODEL },
+	{ "recovery", 1, NULL, O_RECOVERY }, { "alpha", 1, NULL, O_ALPHA },
+	{ "backoff", 1, NULL, O_BACKOFF }, { "ack-every", 1, NULL, O_ACKEVERY },
+	{ "help", 0, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	struct sim_params p;
+	struct sim_result r;
+	struct model_result m;
+	int c, json = 0, model = 0, have_model = 0;
+	uint32_t mtu = 4096;
+	double v;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	sim_defaults(&p);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int bad = 0;
+
+		switch (c) {
+		case O_BW: bad = parse_rate(optarg, &p.bw_bps); break;
+		case O_RTT:
+			bad = parse_time_ns(optarg, &v);
+			p.owd_ns = (uint64_t)(v / 2);
+			break;
+		case O_DELAY:
+			bad = parse_time_ns(optarg, &v);
+			p.owd_ns = (uint64_t)v;
+			break;
+		case O_DIST: {
+			const char *u;
+
+			bad = parse_num(optarg, &v, &u);
+			if (!strcmp(u, "km"))
+				v *= 1e3;
+			else if (strcmp(u, "m") && *u)
+				bad = 1;
+			p.owd_ns = (uint64_t)(v / 299792458.0 * 1e9);
+			break;
+		}
+		case O_LOSS:
+			bad = parse_num(optarg, &p.loss, (const char **)&optarg) ||
+			      *optarg || p.loss >= 1;
+			break;
+		case O_BURST:
+			bad = parse_num(optarg, &p.burst, (const char **)&optarg) ||
+			      *optarg;
+			break;
+		case O_SIZE:
+			bad = parse_size(optarg, &v) || v < 1 || v > 4294967295.0;
+			p.size = (uint64_t)v;
+			break;
+		case O_COUNT: p.count = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_POLICY:
+			if (strcasecmp(optarg, "sr")) {
+				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (only sr)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case O_CHUNK:
+			bad = parse_size(optarg, &v) || v < 1;
+			p.chunk = (uint32_t)v;
+			break;
+		case O_MTU:
+			mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			bad = mtu <= SDR_WIRE_HDR_LEN || mtu > 65535;
+			break;
+		case O_SEED: p.seed = strtoull(optarg, NULL, 0); break;
+		case O_JSON: json = 1; break;
+		case O_MODEL: model = 1; break;
+		case O_RECOVERY:
+			if (!strcmp(optarg, "nack"))
+				p.nack = 1;
+			else if (!strcmp(optarg, "rto"))
+				p.nack = 0;
+			else
+				bad = 1;
+			break;
+		case O_ALPHA: p.alpha_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_BACKOFF:
+			p.max_backoff = (uint32_t)strtoul(optarg, NULL, 0);
+			bad = p.max_backoff >= SDR_SR_LEVELS;
+			break;
+		case O_ACKEVERY:
+			p.ack_every = (uint32_t)strtoul(optarg, NULL, 0);
+			bad = !p.ack_every;
+			break;
+		case O_HELP: case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (bad) {
+			fprintf(stderr, "sdr-sim: bad value '%s'\n", optarg);
+			return 2;
+		}
+	}
+	if (optind < argc || !p.count) {
+		usage(stderr);
+		return 2;
+	}
+	p.pay = mtu - SDR_WIRE_HDR_LEN;
+
+	if (sim_run(&p, &r) && !r.n) {
+		fprintf(stderr, "sdr-sim: simulation failed\n");
+		return 1;
+	}
+	if (model)
+		have_model = !sim_model(&p, &m);
+
+	if (json) {
+		printf("{\"policy\":\"sr\",\"bw_bps\":%.0f,\"rtt_ns\":%llu,\"loss\":%g,"
+		       "\"burst\":%g,\"size\":%llu,\"count\":%u,\"mtu\":%u,\"payload\":%u,"
+		       "\"recovery\":\"%s\",\"alpha_pct\":%u,\"backoff\":%u,\"seed\":%llu,"
+		       "\"completed\":%u,\"failed\":%u,"
+		       "\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p99_ns\":%.0f,\"p999_ns\":%.0f,"
+		       "\"goodput_bps\":%.0f,\"srtt_ns\":%.0f,\"rto_ns\":%.0f,"
+		       "\"tx_pkts\":%llu,\"retx_pkts\":%llu,\"timeouts\":%llu,"
+		       "\"nack_lost\":%llu,\"spurious\":%llu,\"acks\":%llu,\"nacks\":%llu,"
+		       "\"events\":%llu,\"cpu_s\":%.3f",
+		       p.bw_bps, (unsigned long long)(2 * p.owd_ns), p.loss, p.burst,
+		       (unsigned long long)p.size, p.count, mtu, p.pay,
+		       p.nack ? "nack" : "rto", p.alpha_pct, p.max_backoff,
+		       (unsigned long long)p.seed, r.n, r.failed,
+		       r.mean_ns, r.p50_ns, r.p99_ns, r.p999_ns, r.goodput_bps,
+		       r.srtt_ns, r.rto_ns,
+		       (unsigned long long)r.st.tx_pkts, (unsigned long long)r.st.retx_pkts,
+		       (unsigned long long)r.st.timeouts, (unsigned long long)r.st.nack_lost,
+		       (unsigned long long)r.st.spurious, (unsigned long long)r.st.acks_tx,
+		       (unsigned long long)r.st.nacks_tx, (unsigned long long)r.events,
+		       r.cpu_s);
+		if (have_model)
+			printf(",\"model\":{\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p99_ns\":%.0f,"
+			       "\"p999_ns\":%.0f}", m.mean_ns, m.p50_ns, m.p99_ns, m.p999_ns);
+		printf("}\n");
+	} else {
+		printf("sdr-sim: sr, %llu B x %u, %.0f Gbit/s, RTT %s, loss %g%s, MTU %u, recovery %s\n",
+		       (unsigned long long)p.size, p.count, p.bw_bps / 1e9,
+		       fmt_time(2.0 * p.owd_ns, b1, sizeof(b1)), p.loss,
+		       p.burst > 1 ? " (bursts)" : "", mtu, p.nack ? "nack+rto" : "rto");
+		printf("completion  mean %s  p50 %s  p99 %s  p99.9 %s  goodput %.2f Gbit/s\n",
+		       fmt_time(r.mean_ns, b1, sizeof(b1)), fmt_time(r.p50_ns, b2, sizeof(b2)),
+		       fmt_time(r.p99_ns, b3, sizeof(b3)), fmt_time(r.p999_ns, b4, sizeof(b4)),
+		       r.goodput_bps / 1e9);
+		if (have_model)
+			printf("model       mean %s  p50 %s  p99 %s  p99.9 %s  (sim/model %.3f)\n",
+			       fmt_time(m.mean_ns, b1, sizeof(b1)),
+			       fmt_time(m.p50_ns, b2, sizeof(b2)),
+			       fmt_time(m.p99_ns, b3, sizeof(b3)),
+			       fmt_time(m.p999_ns, b4, sizeof(b4)), r.mean_ns / m.mean_ns);
+		printf("packets     sent %llu  retx %llu (rto %llu, nack %llu, spurious %llu)  acks %llu  nacks %llu\n",
+		       (unsigned long long)r.st.tx_pkts, (unsigned long long)r.st.retx_pkts,
+		       (unsigned long long)r.st.timeouts, (unsigned long long)r.st.nack_lost,
+		       (unsigned long long)r.st.spurious, (unsigned long long)r.st.acks_tx,
+		       (unsigned long long)r.st.nacks_tx);
+		printf("engine      srtt %s  rto %s;  %u done, %u failed;  %llu events, %.2f s CPU\n",
+		       fmt_time(r.srtt_ns, b1, sizeof(b1)), fmt_time(r.rto_ns, b2, sizeof(b2)),
+		       r.n, r.failed, (unsigned long long)r.events, r.cpu_s);
+	}
+	sim_result_free(&r);
+	return r.failed ? 1 : 0;
+}

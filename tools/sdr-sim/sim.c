@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Discrete-event simulation of one sdr flow over a long-haul link.
+ *
+ * The link is a FIFO per direction: a packet departs when the previous
+ * one has been serialized (bw) and arrives owd later, unless the loss
+ * process drops it.  Because a FIFO with a constant delay delivers in
+ * order, the event "queue" is just the heads of the two FIFOs plus the
+ * sender's and receiver's deadlines from the engine: O(1) per event, so a
+ * 1 GiB message (264k packets) costs a fraction of a second of CPU.
+ *
+ * Packets travel as decoded struct sdr_pkt / sdr_ack: the codec has its
+ * own tests and fuzzer; here it would only cost time.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "sim.h"
+#include "sdr_bitmap.h"
+
+#define INF_NS	UINT64_MAX
+
+struct fpkt {			/* data, sender -> receiver */
+	uint64_t t;
+	struct sdr_pkt p;
+};
+
+struct rpkt {			/* ACK/NACK, receiver -> sender */
+	uint64_t t;
+	struct sdr_pkt h;
+	struct sdr_ack a;
+};
+
+struct ring {
+	void	*v;
+	size_t	esz, cap, head, len;
+};
+
+static void *ring_push(struct ring *r)
+{
+	if (r->len == r->cap) {
+		size_t ncap = r->cap ? 2 * r->cap : 4096, i;
+		char *nv = malloc(ncap * r->esz);
+
+		if (!nv) {
+			perror("sdr-sim");
+			exit(1);
+		}
+		for (i = 0; i < r->len; i++)
+			memcpy(nv + i * r->esz,
+			       (char *)r->v + ((r->head + i) % r->cap) * r->esz, r->esz);
+		free(r->v);
+		r->v = nv;
+		r->cap = ncap;
+		r->head = 0;
+	}
+	return (char *)r->v + ((r->head + r->len++) % r->cap) * r->esz;
+}
+
+static void *ring_front(struct ring *r)
+{
+	return r->len ? (char *)r->v + r->head * r->esz : NULL;
+}
+
+static void ring_pop(struct ring *r)
+{
+	r->head = (r->head + 1) % r->cap;
+	r->len--;
+}
+
+struct link {
+	double	free_at;	/* ns, when the serializer is idle */
+	int	bad;		/* Gilbert-Elliott state */
+};
+
+struct sim {
+	const struct sim_params *p;
+	uint64_t rng;
+	double	p_gb, p_bg;	/* Gilbert-Elliott transitions */
+	struct link fl, rl;
+	struct ring fwd, rev;
+	uint64_t events;
+};
+
+static uint64_t rnd(struct sim *s)
+{
+	/* splitmix64 */
+	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static double rndf(struct sim *s)
+{
+	return (rnd(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int dropped(struct sim *s, struct link *l)
+{
+	if (s->p->loss <= 0)
+		return 0;
+	if (s->p->burst <= 1)
+		return rndf(s) < s->p->loss;
+	if (l->bad ? rndf(s) < s->p_bg : rndf(s) < s->p_gb)
+		l->bad = !l->bad;
+	return l->bad;
+}
+
+/* serialize on @l starting no earlier than @now; arrival time or 0 if lost */
+static uint64_t transmit(struct sim *s, struct link *l, uint64_t now, uint32_t bytes)
+{
+	double start = l->free_at > (double)now ? l->free_at : (double)now;
+
+	l->free_at = start + bytes * 8e9 / s->p->bw_bps;
+	if (dropped(s, l))
+		return 0;
+	return (uint64_t)(l->free_at + (double)s->p->owd_ns);
+}
+
+void sim_defaults(struct sim_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->bw_bps = 400e9;
+	p->owd_ns = 12500000;		/* 25 ms RTT */
+	p->loss = 1e-4;
+	p->size = 1ULL << 30;
+	p->count = 10;
+	p->pay = 4096 - SDR_WIRE_HDR_LEN;
+	p->chunk = 64 * 1024;
+	p->seed = 1;
+	p->nack = 1;
+	p->alpha_pct = 25;
+	p->max_backoff = SDR_SR_LEVELS - 1;
+	p->ack_every = 16;
+}
+
+double sim_tinj_ns(const struct sim_params *p)
+{
+	return (p->pay + SDR_WIRE_HDR_LEN) * 8e9 / p->bw_bps;
+}
+
+static uint32_t ack_bytes(void)
+{
+	return SDR_WIRE_HDR_LEN + SDR_ACK_MAX_LEN;
+}
+
+double sim_base_rtt_ns(const struct sim_params *p)
+{
+	return 2.0 * p->owd_ns + sim_tinj_ns(p) + ack_bytes() * 8e9 / p->bw_bps;
+}
+
+static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
+{
+	double rtt = sim_base_rtt_ns(p);
+	double bdp = rtt / sim_tinj_ns(p);
+
+	sdr_sr_cfg_default(c);
+	c->pay = p->pay;
+	c->max_inflight = bdp * 4 + 1024 > 4e9 ? 4000000000U : (uint32_t)(bdp * 4 + 1024);
+	c->pace_bps = (uint64_t)p->bw_bps;
+	c->pace_burst = 0;
+	c->alpha_pct = p->alpha_pct;
+	/* the path's RTT is configured, as in the paper: start at 2x it */
+	c->rto_init_ns = (uint64_t)(2 * rtt);
+	c->rto_min_ns = 10000;
+	c->rto_max_ns = 10000000000ULL;
+	c->dead_ns = 0;
+	c->max_backoff = p->max_backoff;
+	c->ack_every = p->ack_every;
+	c->ack_delay_ns = 10000;
+	c->reorder_ns = 10000;
+	c->nack_interval_ns = (uint64_t)(rtt * (1 + p->alpha_pct / 100.0));
+	c->pkts_per_chunk = p->chunk / p->pay ? p->chunk / p->pay : 1;
+	c->flags = p->nack ? 0 : SDR_SR_CFG_NO_NACK;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double quantile(const double *sorted, uint32_t n, double q)
+{
+	uint32_t i = (uint32_t)ceil(q * n);
+
+	return sorted[i ? i - 1 : 0];
+}
+
+static void add_stats(struct sdr_sr_stats *d, const struct sdr_sr_stats *tx,
+		      const struct sdr_sr_stats *rx)
+{
+	*d = *tx;
+	d->rx_pkts = rx->rx_pkts;
+	d->rx_bytes = rx->rx_bytes;
+	d->rx_dup = rx->rx_dup;
+	d->acks_tx = rx->acks_tx;
+	d->nacks_tx = rx->nacks_tx;
+	d->rx_done = rx->rx_done;
+}
+
+/* one message; returns its completion time or a negative errno */
+static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow *fr,
+		       uint64_t *nowp, uint32_t seq, void *txmem, void *rxmem)
+{
+	const struct sim_params *p = s->p;
+	uint32_t len = (uint32_t)p->size;
+	uint64_t now = *nowp, start = now;
+	struct sdr_sr_tx tx;
+	struct sdr_sr_rx rx;
+	int ret;
+
+	if (sdr_sr_tx_init(fs, &tx, len, txmem, now))
+		return -22;
+	sdr_sr_rx_init(fr, &rx, len, rxmem);
+
+	for (;;) {
+		struct fpkt *f = ring_front(&s->fwd);
+		struct rpkt *r = ring_front(&s->rev);
+		uint64_t t_tx = sdr_sr_tx_deadline(fs, &tx, now);
+		uint64_t t_rx = sdr_sr_rx_deadline(fr, &rx);
+		uint64_t t_f = f ? f->t : INF_NS, t_r = r ? r->t : INF_NS;
+		uint64_t t = t_f;
+
+		t = t_r < t ? t_r : t;
+		t = t_rx < t ? t_rx : t;
+		t = t_tx < t ? t_tx : t;
+		if (t == INF_NS)
+			return -5;	/* stuck: nothing will ever happen */
+		if (t > now)
+			now = t;
+		s->events++;
+
+		if (t_f <= now) {
+			struct sdr_pkt hdr;
+			struct sdr_ack ack;
+
+			if (f->p.msg_seq == seq &&
+			    sdr_sr_rx_data(fr, &rx, &f->p, now) >= 0) {
+				while (sdr_sr_rx_next_ctrl(fr, &rx, now, &hdr, &ack)) {
+					uint64_t at = transmit(s, &s->rl, now, ack_bytes());
+
+					if (at) {
+						struct rpkt *n = ring_push(&s->rev);
+
+						n->t = at;
+						n->h = hdr;
+						n->h.msg_seq = seq;
+						n->a = ack;
+					}
+				}
+			}
+			ring_pop(&s->fwd);
+		} else if (t_r <= now) {
+			ret = 0;
+			if (r->h.msg_seq == seq)
+				ret = sdr_sr_tx_ack(fs, &tx, &r->h, &r->a, now);
+			ring_pop(&s->rev);
+			if (ret == SDR_SR_DONE)
+				break;
+			if (ret < 0)
+				return ret;
+		} else if (t_rx <= now) {
+			struct sdr_pkt hdr;
+			struct sdr_ack ack;
+
+			while (sdr_sr_rx_next_ctrl(fr, &rx, now, &hdr, &ack)) {
+				uint64_t at = transmit(s, &s->rl, now, ack_bytes());
+
+				if (at) {
+					struct rpkt *n = ring_push(&s->rev);
+
+					n->t = at;
+					n->h = hdr;
+					n->h.msg_seq = seq;
+					n->a = ack;
+				}
+			}
+			if (sdr_sr_rx_deadline(fr, &rx) <= now)
+				return -5;	/* engine would spin */
+		} else {
+			struct sdr_sr_txd d;
+			int sent = 0;
+
+			while ((ret = sdr_sr_tx_next(fs, &tx, now, &d)) == 1) {
+				uint64_t at = transmit(s, &s->fl, now, d.len + SDR_WIRE_HDR_LEN);
+
+				sent++;
+				if (at) {
+					struct fpkt *n = ring_push(&s->fwd);
+
+					n->t = at;
+					memset(&n->p, 0, sizeof(n->p));
+					n->p.type = SDR_PKT_DATA;
+					n->p.flags = d.flags;
+					n->p.payload_len = (uint16_t)d.len;
+					n->p.msg_seq = seq;
+					n->p.msg_len = len;
+					n->p.offset = d.offset;
+					n->p.ts = d.ts;
+				}
+			}
+			if (ret < 0)
+				return ret;
+			if (!sent && sdr_sr_tx_deadline(fs, &tx, now) <= now)
+				return -5;	/* engine would spin */
+		}
+	}
+	/* what is still on the wire belongs to this message: discard it */
+	s->fwd.len = 0;
+	s->rev.len = 0;
+	*nowp = now;
+	return (int64_t)(now - start);
+}
+
+int sim_run(const struct sim_params *p, struct sim_result *res)
+{
+	struct sdr_sr_flow *fs, *fr;
+	struct sdr_sr_cfg cfg;
+	struct sim s;
+	struct timespec c0, c1;
+	uint64_t now = 1000000000ULL, t0 = now;
+	void *txmem, *rxmem;
+	double sum = 0, *sorted;
+	uint32_t i;
+
+	memset(res, 0, sizeof(*res));
+	if (!p->size || p->size > UINT32_MAX || !p->pay || !p->count ||
+	    p->bw_bps <= 0)
+		return -22;
+	memset(&s, 0, sizeof(s));
+	s.p = p;
+	s.rng = p->seed * 0x2545F4914F6CDD1DULL + 1;
+	s.fwd.esz = sizeof(struct fpkt);
+	s.rev.esz = sizeof(struct rpkt);
+	if (p->burst > 1 && p->loss > 0 && p->loss < 1) {
+		s.p_bg = 1.0 / p->burst;
+		s.p_gb = p->loss * s.p_bg / (1.0 - p->loss);
+	}
+
+	sim_cfg(p, &cfg);
+	fs = malloc(sizeof(*fs));
+	fr = malloc(sizeof(*fr));
+	sdr_sr_flow_init(fs, &cfg);
+	sdr_sr_flow_init(fr, &cfg);
+	txmem = malloc(sdr_sr_tx_size((uint32_t)p->size, p->pay));
+	rxmem = malloc(sdr_sr_rx_size((uint32_t)p->size, p->pay));
+	res->ct_ns = calloc(p->count, sizeof(double));
+	if (!fs || !fr || !txmem || !rxmem || !res->ct_ns) {
+		perror("sdr-sim");
+		exit(1);
+	}
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	for (i = 0; i < p->count; i++) {
+		int64_t ct = run_msg(&s, fs, fr, &now, i, txmem, rxmem);
+
+		if (ct < 0) {
+			res->failed++;
+			fprintf(stderr, "sdr-sim: message %u failed (%lld)\n", i,
+				(long long)ct);
+			break;
+		}
+		res->ct_ns[res->n++] = (double)ct;
+		sum += (double)ct;
+	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	res->cpu_s = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
+	res->sim_s = (now - t0) / 1e9;
+	res->events = s.events;
+	res->rto_ns = (double)fs->rtt.rto_ns;
+	res->srtt_ns = (double)fs->rtt.srtt_ns;
+	add_stats(&res->st, &fs->st, &fr->st);
+
+	if (res->n) {
+		sorted = malloc(res->n * sizeof(double));
+		memcpy(sorted, res->ct_ns, res->n * sizeof(double));
+		qsort(sorted, res->n, sizeof(double), cmp_d);
+		res->mean_ns = sum / res->n;
+		res->p50_ns = quantile(sorted, res->n, 0.5);
+		res->p99_ns = quantile(sorted, res->n, 0.99);
+		res->p999_ns = quantile(sorted, res->n, 0.999);
+		res->goodput_bps = p->size * 8e9 / res->mean_ns;
+		free(sorted);
+	}
+	free(s.fwd.v);
+	free(s.rev.v);
+	free(txmem);
+	free(rxmem);
+	free(fs);
+	free(fr);
+	return res->failed ? -5 : 0;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->ct_ns);
+	r->ct_ns = NULL;
+}
