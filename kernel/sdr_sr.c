@@ -10,7 +10,7 @@
 
 #define SDR_SR_W_NONE	0	/* unsent or acked */
 #define SDR_SR_W_LOST	1
-#define SDR_SR_W_LVL0	2	/* in flight, sent once; LVL0 + k: k + 1 times */
+#define SDR_SR_W_FLIGHT	2
 
 /* an echoed timestamp older than this is not an RTT sample (us) */
 #define SDR_SR_MAX_RTT_US	60000000U
@@ -32,7 +32,7 @@ void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg)
 	cfg->rto_max_ns = 2000000000ULL;	/* 2 s */
 	cfg->dead_ns = 30000000000ULL;		/* 30 s, as UCX UD */
 	cfg->rnr_backoff_ns = 1000000ULL;	/* 1 ms */
-	cfg->max_backoff = SDR_SR_LEVELS - 1;
+	cfg->max_backoff = 7;			/* x128 */
 	cfg->ackreq_every = 0;
 	cfg->ack_every = 16;
 	cfg->ack_delay_ns = 100000ULL;		/* 100 us */
@@ -63,18 +63,17 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 /* sender */
 
 /*
- * When in-flight packet @i (on backoff level @k) times out.  The backoff
- * only applies while the peer is silent: if any ACK made progress since
- * @i was sent, the path works and @i was just unlucky, so it gets the
- * plain RTO.  Within a level this stays monotonic in send time (every
- * packet sent before the last progress expires before any packet sent
- * after it), so each list's head is still its earliest expiry.
+ * When in-flight packet @i times out.  Backoff applies only while the peer
+ * is silent: a packet sent before the last ACK/NACK we heard gets the
+ * plain RTO (the peer is alive; random loss needs no backoff), a packet
+ * sent since gets RTO << silent_rtos.  At any moment this is monotonic in
+ * send time, so the flight list's head is the earliest expiry.
  */
 static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
-			 const struct sdr_sr_tx *m, u32 i, u32 k)
+			 const struct sdr_sr_tx *m, u32 i)
 {
-	u32 shift = m->tx_ns[i] < m->last_progress_ns ? 0 :
-		    min(k, f->cfg.max_backoff);
+	u32 shift = m->tx_ns[i] < m->last_heard_ns ? 0 :
+		    min(m->silent_rtos, f->cfg.max_backoff);
 
 	return sdr_sat_add(m->tx_ns[i], sdr_rtt_backoff(&f->rtt, shift));
 }
@@ -99,7 +98,7 @@ size_t sdr_sr_tx_size(u32 msg_len, u32 pay)
 
 static struct sdr_sr_list *sdr_sr_list_of(struct sdr_sr_tx *m, u8 where)
 {
-	return where == SDR_SR_W_LOST ? &m->lost : &m->lvl[where - SDR_SR_W_LVL0];
+	return where == SDR_SR_W_LOST ? &m->lost : &m->flight;
 }
 
 static void sdr_sr_list_init(struct sdr_sr_list *l)
@@ -172,7 +171,7 @@ static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 		   void *mem, u64 now_ns)
 {
-	u32 pay = f->cfg.pay, n, k;
+	u32 pay = f->cfg.pay, n;
 	u8 *p = mem;
 
 	memset(m, 0, sizeof(*m));
@@ -184,9 +183,9 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 	m->pay = pay;
 	m->start_ns = now_ns;
 	m->last_progress_ns = now_ns;
+	m->last_heard_ns = now_ns;
 	sdr_sr_list_init(&m->lost);
-	for (k = 0; k < SDR_SR_LEVELS; k++)
-		sdr_sr_list_init(&m->lvl[k]);
+	sdr_sr_list_init(&m->flight);
 
 	m->acked = (unsigned long *)p;
 	p += sdr_bitmap_size(n);
@@ -216,7 +215,7 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 		return false;
 	m->nacked++;
 	w = m->where[i];
-	if (w >= SDR_SR_W_LVL0) {
+	if (w == SDR_SR_W_FLIGHT) {
 		/*
 		 * An ACK sooner than the path's minimum RTT after a resend
 		 * answers an earlier copy: the resend was not needed.
@@ -235,7 +234,7 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 			     u64 now)
 {
-	u32 k;
+	u32 expired = 0;
 
 	if (m->status)
 		return;
@@ -243,15 +242,16 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		sdr_sr_finish(f, m, -ETIMEDOUT, now);
 		return;
 	}
-	for (k = 0; k < SDR_SR_LEVELS; k++) {
-		struct sdr_sr_list *l = &m->lvl[k];
-
-		while (l->head != SDR_SR_NIL &&
-		       sdr_sr_expiry(f, m, l->head, k) <= now) {
-			sdr_sr_mark_lost(f, m, l->head);
-			f->st.timeouts++;
-		}
+	while (m->flight.head != SDR_SR_NIL &&
+	       sdr_sr_expiry(f, m, m->flight.head) <= now) {
+		sdr_sr_mark_lost(f, m, m->flight.head);
+		f->st.timeouts++;
+		expired++;
 	}
+	/* a peer silent for a whole RTO makes the next timeouts back off */
+	if (expired && now - m->last_heard_ns >= sdr_rtt_rto(&f->rtt) &&
+	    m->silent_rtos < SDR_SR_MAX_BACKOFF)
+		m->silent_rtos++;
 }
 
 int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
@@ -273,7 +273,7 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 {
 	u64 cost_ps, floor_ns;
 	u32 i, rem;
-	u8 flags = 0, lvl;
+	u8 flags = 0;
 
 	sdr_sr_tx_timers(f, m, now_ns);
 	if (m->status)
@@ -299,9 +299,8 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	}
 	if (m->ntx[i] < U8_MAX)
 		m->ntx[i]++;
-	lvl = (u8)min_t(u32, m->ntx[i] - 1, SDR_SR_LEVELS - 1);
 	m->tx_ns[i] = now_ns;
-	sdr_sr_link(m, i, SDR_SR_W_LVL0 + lvl);
+	sdr_sr_link(m, i, SDR_SR_W_FLIGHT);
 	m->inflight++;
 	f->inflight++;
 
@@ -371,6 +370,8 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		return m->status;
 	}
 
+	m->last_heard_ns = now_ns;
+	m->silent_rtos = 0;
 	for (i = sdr_bitmap_next_zero(m->acked, n, m->cum); i < ack->cum;
 	     i = sdr_bitmap_next_zero(m->acked, n, i + 1))
 		progress += sdr_sr_ack_pkt(f, m, i, now_ns);
@@ -400,7 +401,7 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		for (i = ack->base; i < end; i++) {
 			if (sdr_ack_bit(ack, i - ack->base))
 				continue;
-			if (m->where[i] >= SDR_SR_W_LVL0 &&
+			if (m->where[i] == SDR_SR_W_FLIGHT &&
 			    now_ns - m->tx_ns[i] >= guard) {
 				sdr_sr_mark_lost(f, m, i);
 				f->st.nack_lost++;
@@ -421,7 +422,7 @@ out:
 int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
 {
 	u64 backoff;
-	u32 k, shift;
+	u32 shift;
 
 	if (m->status)
 		return m->status;
@@ -438,9 +439,8 @@ int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
 		backoff <<= shift;
 	m->rnr_until_ns = sdr_sat_add(now_ns, backoff);
 	/* the receiver dropped what it got: resend it all, one probe first */
-	for (k = 0; k < SDR_SR_LEVELS; k++)
-		while (m->lvl[k].head != SDR_SR_NIL)
-			sdr_sr_mark_lost(f, m, m->lvl[k].head);
+	while (m->flight.head != SDR_SR_NIL)
+		sdr_sr_mark_lost(f, m, m->flight.head);
 	m->probe = true;
 	sdr_sr_tx_timers(f, m, now_ns);
 	return m->status;
@@ -450,18 +450,13 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		       const struct sdr_sr_tx *m, u64 now_ns)
 {
 	u64 d = U64_MAX;
-	u32 k;
 
 	if (m->status)
 		return U64_MAX;
 	if (f->cfg.dead_ns)
 		d = sdr_sat_add(m->last_progress_ns, f->cfg.dead_ns);
-	for (k = 0; k < SDR_SR_LEVELS; k++) {
-		u32 h = m->lvl[k].head;
-
-		if (h != SDR_SR_NIL)
-			d = min(d, sdr_sr_expiry(f, m, h, k));
-	}
+	if (m->flight.head != SDR_SR_NIL)
+		d = min(d, sdr_sr_expiry(f, m, m->flight.head));
 	/* every packet is acked, in flight, lost or unsent-and-unacked */
 	if (m->lost.count || m->nacked + m->inflight < m->npkts) {
 		if (now_ns < m->rnr_until_ns)
@@ -545,6 +540,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	}
 	idx = pkt->offset / pay;
 	r->last_ts = pkt->ts;
+	r->last_ts_ns = now_ns;
 	f->st.rx_pkts++;
 
 	if (sdr_bitmap_set(r->map, r->npkts, idx)) {
@@ -603,15 +599,28 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	return r->ack_now ? flags | SDR_SR_RX_CTRL : flags;
 }
 
-static void sdr_sr_ctrl_hdr(struct sdr_sr_rx *r, struct sdr_pkt *hdr, u8 type,
-			    u32 aux, const struct sdr_ack *ack)
+/*
+ * Echo the newest DATA timestamp only while it is fresh: a control packet
+ * sent by a timer long after that DATA arrived (a NACK round, say) would
+ * hand the sender an RTT sample inflated by the wait.
+ */
+static u32 sdr_sr_echo_ts(const struct sdr_sr_flow *f,
+			  const struct sdr_sr_rx *r, u64 now_ns)
+{
+	u64 fresh = max(f->cfg.ack_delay_ns, sdr_sr_reorder_ns(f));
+
+	return now_ns - r->last_ts_ns <= fresh ? r->last_ts : 0;
+}
+
+static void sdr_sr_ctrl_hdr(struct sdr_pkt *hdr, u8 type, u32 aux,
+			    const struct sdr_ack *ack, u32 ts)
 {
 	hdr->type = type;
 	hdr->flags = 0;
 	hdr->msg_len = 0;
 	hdr->offset = 0;
 	hdr->imm = 0;
-	hdr->ts = r->last_ts;
+	hdr->ts = ts;
 	hdr->aux = aux;
 	hdr->payload_len = (u16)sdr_ack_body_len(ack);
 }
@@ -670,7 +679,8 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		ack->cum = r->npkts;
 		ack->base = r->npkts;
 		ack->nbits = 0;
-		sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack);
+		sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack,
+				sdr_sr_echo_ts(f, r, now_ns));
 		f->st.acks_tx++;
 		return 1;
 	}
@@ -685,7 +695,8 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		base = max(base, r->cum);
 		sdr_sr_fill_slice(r, ack, base,
 				  r->high > base ? r->high - base : 0);
-		sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_ACK, 0, ack);
+		sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, 0, ack,
+				sdr_sr_echo_ts(f, r, now_ns));
 		r->ack_now = false;
 		r->ack_due_ns = U64_MAX;
 		r->unacked = 0;
@@ -728,7 +739,8 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		sdr_sr_nack_sweep_end(f, r, now_ns);
 	}
 	sdr_sr_fill_slice(r, ack, start, r->nack_end - start);
-	sdr_sr_ctrl_hdr(r, hdr, SDR_PKT_NACK, 0, ack);
+	sdr_sr_ctrl_hdr(hdr, SDR_PKT_NACK, 0, ack,
+			sdr_sr_echo_ts(f, r, now_ns));
 	r->nack_cursor = start + ack->nbits;
 	if (r->nack_cursor >= r->nack_end)
 		sdr_sr_nack_sweep_end(f, r, now_ns);

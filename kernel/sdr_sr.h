@@ -23,8 +23,7 @@
 #include "sdr_rtt.h"
 
 #define SDR_SR_NIL		U32_MAX
-/* per-packet backoff levels: packets sent 1, 2, ... times; the last is 8+ */
-#define SDR_SR_LEVELS		8
+#define SDR_SR_MAX_BACKOFF	SDR_RTT_MAX_SHIFT
 
 /* sdr_sr_cfg.flags */
 #define SDR_SR_CFG_NO_NACK	0x1	/* receiver never sends NACKs */
@@ -42,7 +41,7 @@ struct sdr_sr_cfg {
 	u64	rto_max_ns;	/* also caps the backoff */
 	u64	dead_ns;	/* no ACK progress this long: fail; 0: never */
 	u64	rnr_backoff_ns;	/* pause after an RNR, doubled per RNR */
-	u32	max_backoff;	/* RTO doublings per packet, <= LEVELS - 1 */
+	u32	max_backoff;	/* RTO doublings while the peer is silent */
 	u32	ackreq_every;	/* ACKREQ on every n-th packet sent; 0: never */
 	/* receiver */
 	u32	ack_every;	/* ACK after this many new packets */
@@ -105,10 +104,10 @@ struct sdr_sr_list {
 /*
  * Sender state of one message.  Per-packet arrays live in caller memory
  * of sdr_sr_tx_size() bytes.  Each packet is in exactly one state:
- * unsent (>= next_new, not acked), in flight (on lvl[ntx - 1]), lost
- * (on the lost list, waiting to be resent) or acked (bit set).  The level
- * lists are in transmission order, and every packet of a level shares one
- * timeout (RTO << level), so the head of each list is its next expiry.
+ * unsent (not acked, never sent), in flight (on the flight list), lost
+ * (on the lost list, waiting to be resent) or acked (bit set).  Every
+ * transmission appends to the flight list, so it is in send order and its
+ * head is the next packet to time out.
  */
 struct sdr_sr_tx {
 	u32	msg_len;
@@ -120,13 +119,15 @@ struct sdr_sr_tx {
 	u32	nacked;		/* packets acked */
 	u32	inflight;	/* this message's share of flow->inflight */
 	u32	rnr_count;	/* RNRs since the last progress */
+	u32	silent_rtos;	/* timeouts while the peer is silent */
 	bool	probe;		/* after RNR: one packet at a time */
 	u64	start_ns;
 	u64	done_ns;	/* when the status left 0 */
-	u64	last_progress_ns;
+	u64	last_progress_ns;	/* last ACK that acked something new */
+	u64	last_heard_ns;		/* last valid ACK/NACK */
 	u64	rnr_until_ns;
 	struct sdr_sr_list	lost;
-	struct sdr_sr_list	lvl[SDR_SR_LEVELS];
+	struct sdr_sr_list	flight;
 	unsigned long	*acked;	/* npkts bits */
 	u64	*tx_ns;		/* last transmission time */
 	u32	*next;		/* list links */
@@ -178,6 +179,7 @@ struct sdr_sr_rx {
 	u64	nack_at_ns;	/* next full NACK round, U64_MAX: none */
 	u64	nack_fresh_at_ns; /* NACK of new gaps, U64_MAX: none */
 	u64	last_ack_ns;
+	u64	last_ts_ns;	/* when last_ts arrived */
 	unsigned long	*map;	/* packets received */
 };
 

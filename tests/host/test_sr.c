@@ -595,6 +595,96 @@ static const struct imp imps[] = {
 	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .seed = 10 },
 };
 
+/* a peer that never answers: backoff, then -ETIMEDOUT after dead_ns */
+static void test_sr_dead_peer(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	void *mem;
+	u64 now = 1000 * MS, dl;
+	u32 sent = 0, loops = 0;
+	int ret = 0;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 1000;
+	cfg.rto_init_ns = 1 * MS;
+	cfg.rto_min_ns = 1 * MS;
+	cfg.rto_max_ns = 64 * MS;
+	cfg.dead_ns = 1000 * MS;
+	sdr_sr_flow_init(&f, &cfg);
+	mem = malloc(sdr_sr_tx_size(10000, 1000));
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 10000, mem, now), 0);
+	while (loops++ < 100000) {
+		while ((ret = sdr_sr_tx_next(&f, &m, now, &d)) == 1)
+			sent++;
+		if (ret < 0)
+			break;
+		dl = sdr_sr_tx_deadline(&f, &m, now);
+		CHECK(dl > now);
+		if (dl <= now)
+			break;
+		now = dl;
+	}
+	CHECK_EQ(ret, -ETIMEDOUT);
+	CHECK_EQ(m.status, -ETIMEDOUT);
+	CHECK_EQ(f.inflight, 0);
+	CHECK_EQ(f.st.tx_failed, 1);
+	/*
+	 * 10 packets; RTOs of 1, 2, 4, ..., 64 (cap) ms while silent: about
+	 * 7 + 1000 / 64 rounds in a second, not 1000.
+	 */
+	tap_diag("dead peer: %u packets sent in 1 s, %u timer loops", sent, loops);
+	CHECK(sent >= 10 * 8 && sent <= 10 * 30);
+	CHECK_EQ(sdr_sr_tx_deadline(&f, &m, now), U64_MAX);
+	free(mem);
+}
+
+/* ACKs that claim unsent packets or run past the message are ignored */
+static void test_sr_bad_ack(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h = { .type = SDR_PKT_ACK };
+	struct sdr_ack a = { 0 };
+	void *mem;
+	u64 now = 1000 * MS;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	sdr_sr_flow_init(&f, &cfg);
+	mem = malloc(sdr_sr_tx_size(1000, 100));
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 1000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	CHECK_EQ(d.idx, 0);
+	CHECK_EQ(d.flags, 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	a.cum = 5;		/* only 2 sent */
+	a.base = 5;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), 0);
+	CHECK_EQ(f.st.bad_acks, 1);
+	a.cum = 1;
+	a.base = 5;
+	a.nbits = 6;		/* 5 + 6 > 10 packets */
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), 0);
+	CHECK_EQ(f.st.bad_acks, 2);
+	CHECK_EQ(m.nacked, 0);
+	a.nbits = 0;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), 0);
+	CHECK_EQ(m.nacked, 1);
+	CHECK_EQ(m.cum, 1);
+	CHECK_EQ(f.inflight, 1);
+	/* COMPLETE ends it whatever the body says */
+	h.aux = SDR_ACK_F_COMPLETE;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), SDR_SR_DONE);
+	CHECK_EQ(f.inflight, 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 0);
+	free(mem);
+}
+
 static const struct imp *cur;
 
 static void one(void)
@@ -607,6 +697,8 @@ void test_sr(void)
 	size_t i;
 	char name[64];
 
+	TAP_RUN(test_sr_dead_peer);
+	TAP_RUN(test_sr_bad_ack);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {
 		cur = &imps[i];
 		snprintf(name, sizeof(name), "sr_10k_messages_%s", imps[i].name);

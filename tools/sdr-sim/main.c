@@ -29,7 +29,7 @@ static void usage(FILE *f)
 "  --mtu BYTES        UD MTU: payload = MTU - 40 byte sdr header (4096)\n"
 "  --recovery MODE    nack (receiver NACKs + RTO, default) or rto (RTO only)\n"
 "  --alpha PCT        RTO = SRTT + max(alpha%% * SRTT, 4 RTTVAR) (25)\n"
-"  --backoff N        RTO doublings per packet, 0..7 (7)\n"
+"  --backoff N        RTO doublings while the peer is silent, 0..16 (7)\n"
 "  --ack-every N      receiver ACKs every N packets (16)\n"
 "  --seed S           random seed (1)\n"
 "  --model            also print the analytical SR model\n"
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 		case O_ALPHA: p.alpha_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_BACKOFF:
 			p.max_backoff = (uint32_t)strtoul(optarg, NULL, 0);
-			bad = p.max_backoff >= SDR_SR_LEVELS;
+			bad = p.max_backoff > SDR_SR_MAX_BACKOFF;
 			break;
 		case O_ACKEVERY:
 			p.ack_every = (uint32_t)strtoul(optarg, NULL, 0);

@@ -134,7 +134,7 @@ void sim_defaults(struct sim_params *p)
 	p->seed = 1;
 	p->nack = 1;
 	p->alpha_pct = 25;
-	p->max_backoff = SDR_SR_LEVELS - 1;
+	p->max_backoff = 7;
 	p->ack_every = 16;
 }
 
