@@ -47,7 +47,7 @@ extern unsigned int sdr_recv_depth;
 extern unsigned int sdr_send_depth;
 extern unsigned int sdr_max_region_mb;
 extern unsigned int sdr_none_idle_ms;
-extern unsigned int sdr_none_grace_us;
+extern unsigned int sdr_none_reorder_pkts;
 
 enum sdr_dev_counter {
 	SDR_DEV_TX_PACKETS,
@@ -203,9 +203,8 @@ struct sdr_rxslot {
 	u32			nchunks;
 	u32			pkts_done;
 	u32			chunks_done;
-	bool			sender_done;	/* peer sent all it will */
 	u64			user_data;
-	u64			deadline_ns;	/* NONE: partial completion at */
+	u64			done_at_pkt;	/* NONE: give up at rx_pkts */
 };
 
 struct sdr_flow {
@@ -257,8 +256,11 @@ struct sdr_flow {
 	u32			rx_next_post;	/* seq the next post takes */
 	u32			rx_posted;	/* slots not FREE */
 	u32			rx_last_seq;	/* seq of the newest DATA seen */
-	struct hrtimer		rx_timer;	/* NONE partial completion */
-	u64			rx_timer_at;	/* its expiry, 0 if not armed */
+	u64			rx_pkts;	/* DATA packets accepted */
+	u64			rx_reap_at;	/* smallest done_at_pkt, or 0 */
+	u64			rx_last_ns;	/* when the last one came */
+	struct hrtimer		rx_timer;	/* NONE idle completion */
+	bool			rx_timer_armed;
 
 	struct sdr_flow_info	stats;		/* counters part only */
 	struct work_struct	free_work;

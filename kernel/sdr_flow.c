@@ -14,9 +14,7 @@
  *
  * Policy NONE: packets go out once, in message order.  A receive completes
  * with SDR_STATUS_OK when every packet landed, or with SDR_STATUS_PARTIAL
- * once the sender is known to be done with the message (its last packet or
- * a later message's packet arrived) and sdr_none_grace_us passed, or when
- * no packet arrived for sdr_none_idle_ms.
+ * as sdr_none_schedule() explains.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -375,7 +373,6 @@ static void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 
 	slot->state = SDR_RECV_DONE;
-	slot->deadline_ns = 0;
 	WRITE_ONCE(st->status, status);
 	smp_store_release(&st->state, SDR_RECV_DONE);
 	if (flow->rx_posted)
@@ -458,7 +455,6 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 		flow->rx_posted--;
 	}
 	slot->state = SDR_RECV_FREE;
-	slot->deadline_ns = 0;
 	smp_store_release(&sdr_slot_state(flow, arg->slot)->state,
 			  SDR_RECV_FREE);
 out_unlock:
@@ -468,69 +464,100 @@ out_unlock:
 
 static void sdr_flow_arm_rx_timer(struct sdr_flow *flow, u64 deadline_ns)
 {
-	if (flow->dead)
+	if (flow->dead || flow->rx_timer_armed)
 		return;
-	if (flow->rx_timer_at && flow->rx_timer_at <= deadline_ns)
-		return;
-	flow->rx_timer_at = deadline_ns;
+	flow->rx_timer_armed = true;
 	hrtimer_start(&flow->rx_timer, ns_to_ktime(deadline_ns),
 		      HRTIMER_MODE_ABS_SOFT);
 }
 
-/* Policy NONE: when a receive gives up on its holes. */
-static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
-			      const struct sdr_pkt *pkt, u64 now)
+static bool sdr_slot_waiting(const struct sdr_rxslot *s)
 {
-	struct sdr_rxslot *slot = &flow->slots[idx];
-	u64 grace = now + (u64)sdr_none_grace_us * NSEC_PER_USEC;
-	u64 idle = now + (u64)sdr_none_idle_ms * NSEC_PER_MSEC;
+	return s->state == SDR_RECV_POSTED || s->state == SDR_RECV_ACTIVE;
+}
+
+/* Complete (PARTIAL) every slot whose reorder window has passed. */
+static void sdr_none_reap(struct sdr_flow *flow, bool idle)
+{
+	u64 next = 0;
 	u32 i;
 
-	if (pkt->flags & SDR_PKT_F_LAST)
-		slot->sender_done = true;
-	slot->deadline_ns = slot->sender_done ? min_not_zero(slot->deadline_ns, grace) : idle;
-	sdr_flow_arm_rx_timer(flow, slot->deadline_ns);
-
-	/* A packet of a later message: the sender is done with earlier ones. */
-	if (pkt->msg_seq == flow->rx_last_seq)
-		return;
-	flow->rx_last_seq = pkt->msg_seq;
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];
 
-		if ((s->state != SDR_RECV_POSTED && s->state != SDR_RECV_ACTIVE) ||
-		    (s32)(s->seq - pkt->msg_seq) >= 0 || s->sender_done)
+		if (!sdr_slot_waiting(s))
 			continue;
-		s->sender_done = true;
-		s->deadline_ns = grace;
-		sdr_flow_arm_rx_timer(flow, grace);
+		if ((s->done_at_pkt && flow->rx_pkts >= s->done_at_pkt) ||
+		    (idle && (s->done_at_pkt || s->state == SDR_RECV_ACTIVE))) {
+			sdr_slot_complete(flow, i, SDR_STATUS_PARTIAL);
+			continue;
+		}
+		if (s->done_at_pkt && (!next || s->done_at_pkt < next))
+			next = s->done_at_pkt;
 	}
+	flow->rx_reap_at = next;
+}
+
+/*
+ * Policy NONE: when a receive gives up on its holes.  The sender is done
+ * with a message once its last packet or a packet of a later message
+ * arrived; missing packets may still be on their way, reordered, so the
+ * receive completes PARTIAL only after sdr_none_reorder_pkts more packets
+ * of the flow, or when the flow saw no packet for sdr_none_idle_ms.
+ * Counting packets, not time, keeps a receiver that lags behind its queue
+ * from giving up on packets that are merely queued.
+ */
+static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
+			      const struct sdr_pkt *pkt)
+{
+	u64 window = flow->rx_pkts + sdr_none_reorder_pkts;
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	u32 i;
+
+	flow->rx_last_ns = ktime_get_ns();
+	sdr_flow_arm_rx_timer(flow, flow->rx_last_ns +
+			      (u64)sdr_none_idle_ms * NSEC_PER_MSEC);
+
+	if ((pkt->flags & SDR_PKT_F_LAST) && !slot->done_at_pkt)
+		slot->done_at_pkt = window;
+	if (pkt->msg_seq != flow->rx_last_seq) {
+		/* A packet of a later message: the earlier ones are sent. */
+		flow->rx_last_seq = pkt->msg_seq;
+		for (i = 0; i < flow->max_msgs; i++) {
+			struct sdr_rxslot *s = &flow->slots[i];
+
+			if (sdr_slot_waiting(s) && !s->done_at_pkt &&
+			    (s32)(s->seq - pkt->msg_seq) < 0)
+				s->done_at_pkt = window;
+		}
+	}
+	if (slot->done_at_pkt &&
+	    (!flow->rx_reap_at || slot->done_at_pkt < flow->rx_reap_at))
+		flow->rx_reap_at = slot->done_at_pkt;
+	if (flow->rx_reap_at && flow->rx_pkts >= flow->rx_reap_at)
+		sdr_none_reap(flow, false);
 }
 
 enum hrtimer_restart sdr_flow_rx_timer(struct hrtimer *timer)
 {
 	struct sdr_flow *flow = container_of(timer, struct sdr_flow, rx_timer);
-	u64 now = ktime_get_ns(), next = 0;
+	s64 idle_ns = (s64)sdr_none_idle_ms * NSEC_PER_MSEC;
 	u32 i;
 
 	spin_lock_bh(&flow->lock);
-	flow->rx_timer_at = 0;
+	flow->rx_timer_armed = false;
 	if (flow->dead)
 		goto out_unlock;
-	for (i = 0; i < flow->max_msgs; i++) {
-		struct sdr_rxslot *s = &flow->slots[i];
-
-		if (!s->deadline_ns ||
-		    (s->state != SDR_RECV_POSTED && s->state != SDR_RECV_ACTIVE))
-			continue;
-		if (s->deadline_ns <= now) {
-			sdr_slot_complete(flow, i, SDR_STATUS_PARTIAL);
-			continue;
-		}
-		next = next ? min(next, s->deadline_ns) : s->deadline_ns;
+	/* Read the clock under the lock: rx_last_ns may have just moved. */
+	if ((s64)(ktime_get_ns() - flow->rx_last_ns) >= idle_ns) {
+		sdr_none_reap(flow, true);
+	} else {
+		for (i = 0; i < flow->max_msgs; i++)
+			if (sdr_slot_waiting(&flow->slots[i]))
+				break;
+		if (i < flow->max_msgs)
+			sdr_flow_arm_rx_timer(flow, flow->rx_last_ns + idle_ns);
 	}
-	if (next)
-		sdr_flow_arm_rx_timer(flow, next);
 out_unlock:
 	spin_unlock_bh(&flow->lock);
 	return HRTIMER_NORESTART;
@@ -599,11 +626,11 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	}
 	flow->stats.rx_packets++;
 	flow->stats.rx_bytes += pkt->payload_len;
+	flow->rx_pkts++;
 
 	if (slot->pkts_done == slot->npkts)
 		sdr_slot_complete(flow, idx, SDR_STATUS_OK);
-	else
-		sdr_none_schedule(flow, idx, pkt, ktime_get_ns());
+	sdr_none_schedule(flow, idx, pkt);
 	return 0;
 }
 

@@ -74,10 +74,10 @@ SDR_PARAM(send_depth, 512, 16, 16384, 0444,
 	  "Send contexts (packets in flight) per device, read at bind");
 SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
-SDR_PARAM(none_idle_ms, 200, 1, 60000, 0644,
-	  "Policy NONE: complete a receive with holes after this long without a packet");
-SDR_PARAM(none_grace_us, 5000, 0, 10000000, 0644,
-	  "Policy NONE: wait for reordered packets this long once the sender is done with a message");
+SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
+	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
+SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
+	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
 
 static struct ib_client sdr_ib_client;
 

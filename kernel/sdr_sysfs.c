@@ -67,7 +67,66 @@ static ssize_t mtu_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(mtu);
 
+static ssize_t flows_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct sdr_dev *sdev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", atomic_read(&sdev->nr_flows));
+}
+static DEVICE_ATTR_RO(flows);
+
+/* counters/<name> and drops/<reason>: one u64 each, read-only. */
+struct sdr_counter_attr {
+	struct device_attribute	attr;
+	bool			drop;
+	int			index;
+};
+
+static ssize_t sdr_counter_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct sdr_counter_attr *ca = container_of(attr, struct sdr_counter_attr,
+						   attr);
+	struct sdr_dev *sdev = dev_get_drvdata(dev);
+	atomic64_t *c = ca->drop ? &sdev->drops[ca->index] :
+				   &sdev->counters[ca->index];
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(c));
+}
+
+#define SDR_COUNTER(_name, _idx) {					\
+	.attr = __ATTR(_name, 0444, sdr_counter_show, NULL),		\
+	.index = _idx,							\
+}
+
+static struct sdr_counter_attr sdr_counter_attrs[] = {
+	SDR_COUNTER(tx_packets, SDR_DEV_TX_PACKETS),
+	SDR_COUNTER(tx_bytes, SDR_DEV_TX_BYTES),
+	SDR_COUNTER(rx_packets, SDR_DEV_RX_PACKETS),
+	SDR_COUNTER(rx_bytes, SDR_DEV_RX_BYTES),
+	SDR_COUNTER(tx_errors, SDR_DEV_TX_ERRORS),
+	SDR_COUNTER(rx_errors, SDR_DEV_RX_ERRORS),
+};
+
+static struct attribute *sdr_counter_list[ARRAY_SIZE(sdr_counter_attrs) + 1];
+
+static const struct attribute_group sdr_counter_group = {
+	.name	= "counters",
+	.attrs	= sdr_counter_list,
+};
+
+/* Filled at init from the wire code's reason names. */
+static struct sdr_counter_attr sdr_drop_attrs[SDR_DROP_NR];
+static struct attribute *sdr_drop_list[SDR_DROP_NR];
+
+static const struct attribute_group sdr_drop_group = {
+	.name	= "drops",
+	.attrs	= sdr_drop_list,
+};
+
 static struct attribute *sdr_dev_attrs[] = {
+	&dev_attr_flows.attr,
 	&dev_attr_ibdev.attr,
 	&dev_attr_port.attr,
 	&dev_attr_gid.attr,
@@ -82,6 +141,8 @@ static const struct attribute_group sdr_dev_group = {
 
 static const struct attribute_group *sdr_dev_groups[] = {
 	&sdr_dev_group,
+	&sdr_counter_group,
+	&sdr_drop_group,
 	NULL,
 };
 
@@ -106,6 +167,22 @@ void sdr_sysfs_del_dev(struct sdr_dev *sdev)
 
 int sdr_sysfs_init(void)
 {
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(sdr_counter_attrs); i++)
+		sdr_counter_list[i] = &sdr_counter_attrs[i].attr.attr;
+	/* Every reason but "none" (0) gets a file. */
+	for (i = 1; i < SDR_DROP_NR; i++) {
+		struct sdr_counter_attr *ca = &sdr_drop_attrs[n];
+
+		sysfs_attr_init(&ca->attr.attr);
+		ca->attr.attr.name = sdr_drop_reason_name(i);
+		ca->attr.attr.mode = 0444;
+		ca->attr.show = sdr_counter_show;
+		ca->drop = true;
+		ca->index = i;
+		sdr_drop_list[n++] = &ca->attr.attr;
+	}
 	sdr_class = class_create(THIS_MODULE, "sdr");
 	return PTR_ERR_OR_ZERO(sdr_class);
 }
