@@ -90,5 +90,22 @@ int main(int argc, char **argv)
 	p.type = SDR_PKT_CLOSE;
 	sdr_wire_encode(&p, buf);
 	put(dir, "close", buf, SDR_WIRE_HDR_LEN);
+	if (argc > 2) {
+		/* fuzz_sr scripts: geometry bytes, then operations */
+		static const u8 s1[] = { 0, 0x40, 0, 0x04, 0, 8, 4, 0, 0, 0, 3, 16,
+					 0, 2, 0, 2, 1, 2, 2, 0, 1, 0, 0x10, 20, 7, 0,
+					 2, 2, 6, 7, 0, 2, 3, 2, 4, 6, 0 };
+		static const u8 s2[] = { 0, 0x10, 0, 0x01, 0, 32, 2, 1, 0, 2, 1,
+					 0, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					 0, 0, 0x10, 0xff, 0xff, 5, 1, 0, 0x40, 10,
+					 7, 0, 8, 0xab, 0 };
+		static const u8 s3[] = { 0, 0, 1, 0, 0x20, 1, 1, 1, 0, 0, 0,
+					 0, 2, 0, 3, 1, 0, 0x10, 0, 0, 0, 0, 1, 0,
+					 0, 0, 0, 0, 0, 6, 1, 0xff, 0xff, 23, 6, 7, 7 };
+
+		put(argv[2], "script_basic", s1, sizeof(s1));
+		put(argv[2], "script_rnr_abort", s2, sizeof(s2));
+		put(argv[2], "script_forged", s3, sizeof(s3));
+	}
 	return 0;
 }

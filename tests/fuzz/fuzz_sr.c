@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the SR engine.  The input is a script: a message
+ * and flow geometry, then operations on one sender and one receiver
+ * (send, deliver a sent packet or a forged one, deliver a forged ACK/NACK
+ * or RNR, run timers, advance time).  Invariants checked after every step:
+ * packet state accounting on both sides, every control packet the
+ * receiver builds passes sdr_wire_decode(), deadlines are never in the
+ * past while nothing can be sent, and a finished sender holds no budget.
+ */
+#include <stdint.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sdr_sr.h"
+#include "sdr_bitmap.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct in {
+	const uint8_t *p;
+	size_t n;
+};
+
+static uint32_t take(struct in *in, int bytes)
+{
+	uint32_t v = 0;
+
+	while (bytes--) {
+		v <<= 8;
+		if (in->n) {
+			v |= *in->p++;
+			in->n--;
+		}
+	}
+	return v;
+}
+
+#define SENT_MAX 64
+
+static void check_tx(const struct sdr_sr_flow *f, const struct sdr_sr_tx *m)
+{
+	/* a failed message keeps its lists; it just stops counting */
+	if (f->inflight != m->inflight ||
+	    (!m->status && m->inflight != m->flight.count))
+		abort();
+	if (m->nacked != sdr_bitmap_weight(m->acked, m->npkts))
+		abort();
+	if ((uint64_t)m->nacked + m->inflight + m->lost.count > m->npkts)
+		abort();
+	if (m->status && m->inflight)
+		abort();
+	if (m->status == SDR_SR_DONE && m->nacked != m->npkts)
+		abort();
+	if (m->cum != sdr_bitmap_next_zero(m->acked, m->npkts, 0) && !m->status)
+		abort();
+}
+
+static void check_rx(const struct sdr_sr_rx *r)
+{
+	if (!r->msg_len)
+		return;
+	if (r->nrecv != sdr_bitmap_weight(r->map, r->npkts))
+		abort();
+	if (r->cum != sdr_bitmap_next_zero(r->map, r->npkts, 0))
+		abort();
+	if (r->complete != (r->nrecv == r->npkts))
+		abort();
+}
+
+/* encode a receiver control packet, decode it, give it to the sender */
+static void ctrl_to_tx(struct sdr_sr_flow *fs, struct sdr_sr_tx *m,
+		       struct sdr_pkt *hdr, const struct sdr_ack *ack, uint64_t now,
+		       int deliver)
+{
+	uint8_t buf[SDR_WIRE_HDR_LEN + SDR_ACK_MAX_LEN];
+	struct sdr_pkt p;
+	struct sdr_ack a;
+
+	hdr->dst_flow = 1;
+	hdr->src_flow = 2;
+	hdr->msg_seq = 0;
+	hdr->policy = SDR_WIRE_POLICY_SR;
+	sdr_wire_encode(hdr, buf);
+	if (sdr_ack_encode(ack, buf + SDR_WIRE_HDR_LEN) != hdr->payload_len)
+		abort();
+	if (sdr_wire_decode(buf, SDR_WIRE_HDR_LEN + hdr->payload_len, &p))
+		abort();
+	if (sdr_ack_decode(buf + SDR_WIRE_HDR_LEN, p.payload_len, &a))
+		abort();
+	if (deliver)
+		sdr_sr_tx_ack(fs, m, &p, &a, now);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct in in = { data, size };
+	struct sdr_sr_flow fs, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_pkt sent[SENT_MAX], hdr;
+	struct sdr_ack ack;
+	uint32_t msg_len, nsent = 0, steps = 0;
+	uint64_t now = 1000000000ULL;
+	void *txmem, *rxmem;
+
+	msg_len = 1 + take(&in, 3) % (256 * 1024);
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 1 + take(&in, 2) % 4096;
+	cfg.max_inflight = 1 + take(&in, 1);
+	cfg.ack_every = take(&in, 1) % 20;
+	cfg.flags = take(&in, 1) & SDR_SR_CFG_NO_NACK;
+	cfg.pace_bps = take(&in, 1) ? 1000000000ULL * take(&in, 1) : 0;
+	cfg.max_backoff = take(&in, 1) % 20;
+	cfg.pkts_per_chunk = take(&in, 1);
+	sdr_sr_flow_init(&fs, &cfg);
+	sdr_sr_flow_init(&fr, &cfg);
+	txmem = malloc(sdr_sr_tx_size(msg_len, cfg.pay));
+	rxmem = malloc(sdr_sr_rx_size(msg_len, cfg.pay));
+	if (sdr_sr_tx_init(&fs, &m, msg_len, txmem, now))
+		abort();
+	sdr_sr_rx_init(&fr, &r, msg_len, rxmem);
+
+	while (in.n && steps++ < 4096) {
+		uint32_t op = take(&in, 1);
+		struct sdr_sr_txd d;
+		struct sdr_pkt p;
+		int ret;
+
+		switch (op % 9) {
+		case 0:		/* send what may be sent */
+			while (sdr_sr_tx_next(&fs, &m, now, &d) == 1) {
+				if (d.len == 0 || d.offset + (uint64_t)d.len > msg_len)
+					abort();
+				memset(&p, 0, sizeof(p));
+				p.type = SDR_PKT_DATA;
+				p.flags = d.flags;
+				p.payload_len = (uint16_t)d.len;
+				p.dst_flow = 2;
+				p.src_flow = 1;
+				p.msg_len = msg_len;
+				p.offset = d.offset;
+				p.ts = d.ts;
+				if (sdr_wire_check_geometry(&p, cfg.pay, msg_len))
+					abort();
+				sent[nsent++ % SENT_MAX] = p;
+			}
+			break;
+		case 1:		/* time passes */
+			now += (uint64_t)take(&in, 2) << (take(&in, 1) % 24);
+			break;
+		case 2:		/* deliver a sent packet (maybe again) */
+			if (!nsent)
+				break;
+			p = sent[take(&in, 1) % (nsent < SENT_MAX ? nsent : SENT_MAX)];
+			ret = sdr_sr_rx_data(&fr, &r, &p, now);
+			/* our own packets are valid unless a forgery set msg_len */
+			if (ret < 0 && r.msg_len == msg_len)
+				abort();
+			while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
+				ctrl_to_tx(&fs, &m, &hdr, &ack, now, take(&in, 1) & 1);
+			break;
+		case 3: {	/* forged DATA */
+			memset(&p, 0, sizeof(p));
+			p.type = SDR_PKT_DATA;
+			p.flags = take(&in, 1) & SDR_PKT_F_DATA_MASK;
+			p.payload_len = (uint16_t)take(&in, 2);
+			p.msg_len = take(&in, 1) & 1 ? msg_len : take(&in, 4);
+			p.offset = take(&in, 4) % (msg_len + 1);
+			p.ts = take(&in, 4);
+			p.dst_flow = 2;
+			p.src_flow = 1;
+			ret = sdr_sr_rx_data(&fr, &r, &p, now);
+			if (ret >= 0 && ret & SDR_SR_RX_NEW &&
+			    sdr_wire_check_geometry(&p, cfg.pay, msg_len))
+				abort();
+			while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
+				ctrl_to_tx(&fs, &m, &hdr, &ack, now, 0);
+			break;
+		}
+		case 4: {	/* forged ACK/NACK body, if it parses */
+			uint8_t body[SDR_ACK_MAX_LEN];
+			uint32_t nbits = take(&in, 2) % (SDR_ACK_MAX_BITS + 1), i;
+			struct sdr_ack a;
+
+			memset(&p, 0, sizeof(p));
+			p.type = take(&in, 1) & 1 ? SDR_PKT_NACK : SDR_PKT_ACK;
+			p.aux = p.type == SDR_PKT_ACK ? take(&in, 1) & 1 : 0;
+			p.ts = take(&in, 4);
+			memset(&a, 0, sizeof(a));
+			a.cum = take(&in, 3);
+			a.base = a.cum + take(&in, 2);
+			a.nbits = (uint16_t)nbits;
+			for (i = 0; i < (nbits + 7) / 8; i++)
+				a.map[i] = (uint8_t)take(&in, 1);
+			p.payload_len = (uint16_t)sdr_ack_encode(&a, body);
+			if (sdr_ack_decode(body, p.payload_len, &a))
+				abort();
+			sdr_sr_tx_ack(&fs, &m, &p, &a, now);
+			break;
+		}
+		case 5:
+			sdr_sr_tx_rnr(&fs, &m, now);
+			break;
+		case 6:		/* receiver timer */
+			if (sdr_sr_rx_deadline(&fr, &r) <= now)
+				while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
+					ctrl_to_tx(&fs, &m, &hdr, &ack, now, 1);
+			break;
+		case 7:		/* sender timer: jump to its deadline */
+			{
+				uint64_t dl = sdr_sr_tx_deadline(&fs, &m, now);
+
+				if (dl != UINT64_MAX && dl > now)
+					now = dl;
+				sdr_sr_tx_poll(&fs, &m, now);
+			}
+			break;
+		case 8:
+			if (take(&in, 1) == 0xab)
+				sdr_sr_tx_abort(&fs, &m, -5, now);
+			break;
+		}
+		check_tx(&fs, &m);
+		check_rx(&r);
+		/*
+		 * A deadline that is due means something can be done now:
+		 * sending, failing the message or expiring a timer.
+		 */
+		if (!m.status && sdr_sr_tx_deadline(&fs, &m, now) <= now) {
+			struct sdr_sr_txd d;
+
+			if (sdr_sr_tx_next(&fs, &m, now, &d) != 1 && !m.status &&
+			    sdr_sr_tx_deadline(&fs, &m, now) <= now)
+				abort();
+			check_tx(&fs, &m);
+		}
+	}
+	free(txmem);
+	free(rxmem);
+	return 0;
+}
