@@ -87,13 +87,6 @@ typedef uint32_t __le32;
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
-#ifndef __always_unused
-#define __always_unused	__attribute__((__unused__))
-#endif
-#ifndef __maybe_unused
-#define __maybe_unused	__attribute__((__unused__))
-#endif
-#define fallthrough	__attribute__((__fallthrough__))
 
 #define min(a, b) ({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); \
 		     _a < _b ? _a : _b; })
@@ -125,7 +118,7 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 
 static inline u64 mul_u64_u32_div(u64 a, u32 mul, u32 divisor)
 {
-	return (u64)(((unsigned __int128)a * mul) / divisor);
+	return (u64)(((__uint128_t)a * mul) / divisor);
 }
 
 #define sdr_hweight_long(w)	((unsigned int)__builtin_popcountl(w))
