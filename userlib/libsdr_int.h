@@ -39,7 +39,6 @@ struct sdr_flow {
 	uint32_t state_stride;
 	uint32_t chunk_bitmap;
 	uint32_t pkt_bitmap;
-	bool send_polled;		/* sdr_send_poll() was used */
 	struct sdr_recv *recvs;		/* max_msgs handles, by slot */
 };
 

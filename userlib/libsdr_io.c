@@ -172,10 +172,11 @@ static void cqe_convert(struct sdr_ctx *ctx, const struct sdr_cqe *e,
 }
 
 /*
- * Take ring entries while want() accepts them into out; entries it does
- * not want are parked in the backlog when someone may still ask for them
- * (sdr_poll_cq was used, or it is a send of a flow polled with
- * sdr_send_poll), otherwise dropped: receive state is in the state area.
+ * Take ring entries into out (all of them, or only the sends of flow
+ * "only").  Entries not taken are parked in the backlog for whoever asks
+ * later: sends of a live flow always (its sdr_send_poll or sdr_poll_cq),
+ * the rest only once sdr_poll_cq has been used on the context; otherwise
+ * they are dropped - a receive's outcome is also in the state area.
  */
 static int ring_drain(struct sdr_ctx *ctx, struct sdr_completion *out, int max,
 		      const struct sdr_flow *only)
@@ -190,8 +191,7 @@ static int ring_drain(struct sdr_ctx *ctx, struct sdr_completion *out, int max,
 		cqe_convert(ctx, &ctx->cqes[head & ctx->ring_mask], &c);
 		if (!only || (c.type == SDR_CQE_SEND && c.flow == only)) {
 			out[n++] = c;
-		} else if (ctx->cq_polled ||
-			   (c.type == SDR_CQE_SEND && c.flow && c.flow->send_polled)) {
+		} else if (ctx->cq_polled || (c.type == SDR_CQE_SEND && c.flow)) {
 			if (backlog_push(&ctx->backlog, &c))
 				break;	/* keep it in the ring */
 		}
@@ -231,7 +231,6 @@ int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max)
 
 	if (!flow || !out || max < 0)
 		return -EINVAL;
-	flow->send_polled = true;
 	b = &flow->ctx->backlog;
 	for (i = b->head; i != b->tail && n < max; i++) {
 		struct sdr_completion *c = &b->ent[i & (b->cap - 1)];

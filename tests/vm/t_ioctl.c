@@ -535,8 +535,8 @@ TEST_F(env, enoent_foreign_and_stale_flow_ids)
 		EXPECT_ERRNO(raw_connect(fresh, ids[i], &a.ep), ENOENT);
 		EXPECT_ERRNO(raw_recv_post(fresh, ids[i], 0, &rp), ENOENT);
 		EXPECT_ERRNO(raw_recv_complete(fresh, ids[i], 0, 0), ENOENT);
-		EXPECT_ERRNO(raw_send(fresh, ids[i], 0, 0, 1, 0, NULL), ENOENT);
-		EXPECT_ERRNO(raw_send(fresh, ids[i], SDR_SEND_STREAM_CONT, 0, 1, 0, &seq), ENOENT);
+		EXPECT_ERRNO(raw_send_post(fresh, ids[i], 0, 0, 1, 0, NULL), ENOENT);
+		EXPECT_ERRNO(raw_send_post(fresh, ids[i], SDR_SEND_STREAM_CONT, 0, 1, 0, &seq), ENOENT);
 		EXPECT_ERRNO(raw_destroy(fresh, ids[i]), ENOENT);
 	}
 	close(fresh);
@@ -550,7 +550,7 @@ TEST_F(env, enoent_foreign_and_stale_flow_ids)
 	EXPECT_ERRNO(raw_destroy(self->fa, a.flow_id), ENOENT);
 	EXPECT_ERRNO(raw_connect(self->fa, a.flow_id, &b.ep), ENOENT);
 	EXPECT_ERRNO(raw_recv_post(self->fa, a.flow_id, 0, &rp), ENOENT);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, 1, 0, NULL), ENOENT);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, 0, 1, 0, NULL), ENOENT);
 	/* A new flow does not resurrect the old id. */
 	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &a), 0);
 	EXPECT_NE(a.flow_id, ids[0]);
@@ -564,62 +564,62 @@ TEST_F(env, send_errors)
 	int i;
 
 	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &idle), 0);
-	EXPECT_ERRNO(raw_send(self->fa, idle.flow_id, 0, 0, 10, 0, NULL), ENOTCONN);
+	EXPECT_ERRNO(raw_send_post(self->fa, idle.flow_id, 0, 0, 10, 0, NULL), ENOTCONN);
 
 	make_pair(self, MSG, NMSGS, &a, &b);
 	p = a.payload;
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, 0, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, MSG + 1, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, a.send_size - 10, 11, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, a.send_size, 1, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, UINT64_MAX - 5, 10, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, UINT64_MAX, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id,
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, 0, 0, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, 0, MSG + 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, a.send_size - 10, 11, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, a.send_size, 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, UINT64_MAX - 5, 10, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, 0, UINT64_MAX, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id,
 			      SDR_SEND_STREAM_START | SDR_SEND_STREAM_END, 0, p, 2 * p, &seq), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id,
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id,
 			      SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END, 0, p, 0, &seq), EINVAL);
 	/* User pointers. */
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, 0, 100, 0, NULL), EFAULT);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, 4096, 100, 0, NULL), EFAULT);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_USER_PTR, 0, 100, 0, NULL), EFAULT);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_USER_PTR, 4096, 100, 0, NULL), EFAULT);
 	buf = malloc(MSG + 1);
 	ASSERT_TRUE(buf);
 	memset(buf, 0x5a, MSG + 1);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, (uintptr_t)buf, MSG + 1, 0, NULL), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_USER_PTR, (uintptr_t)buf, 0, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_USER_PTR, (uintptr_t)buf, MSG + 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_USER_PTR, (uintptr_t)buf, 0, 0, NULL), EINVAL);
 
 	/* Streams: alignment, bounds, unknown seq. */
 	seq = 0x7fffffff;
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END, 0, p, 0, &seq), ESTALE);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p + 1, 4 * p, &seq), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, MSG + 1, &seq), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, 5 * p, 4 * p, &seq), EINVAL);
-	ASSERT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, 4 * p, &seq), 0);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, p + 1, 0, &seq), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, 4 * p, 0, &seq), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END, p, p, 0, &seq), EINVAL);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, p, 0, &seq), 0);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END, 2 * p, 2 * p, 0, &seq), 0);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_END, 0, p, 0, &seq), ESTALE);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p + 1, 4 * p, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, MSG + 1, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, 5 * p, 4 * p, &seq), EINVAL);
+	ASSERT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, 4 * p, &seq), 0);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, p + 1, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, 4 * p, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_END, p, p, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, p, p, 0, &seq), 0);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_END, 2 * p, 2 * p, 0, &seq), 0);
 	/* Closed now. */
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
 
 	/* EAGAIN: NMSGS open streams hold every send. */
 	for (i = 0; i < NMSGS; i++) {
-		int err = raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START,
+		int err = raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START,
 				   0, p, 2 * p, &seqs[i]) ? errno : 0;
 
 		if (err == EAGAIN && i > 0) {
 			/* The first stream may still be in flight. */
 			usleep(200000);
-			err = raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START,
+			err = raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START,
 				       0, p, 2 * p, &seqs[i]) ? errno : 0;
 		}
 		ASSERT_EQ(err, 0);
 	}
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, 0, 0, 10, 0, NULL), EAGAIN);
-	EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, 2 * p, &seq), EAGAIN);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, 0, 10, 0, NULL), EAGAIN);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0, p, 2 * p, &seq), EAGAIN);
 	for (i = 0; i < NMSGS; i++)
-		EXPECT_ERRNO(raw_send(self->fa, a.flow_id, SDR_SEND_STREAM_END,
+		EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_END,
 				      p, p, 0, &seqs[i]), 0);
 	free(buf);
 }
@@ -780,7 +780,7 @@ TEST_F_T(env, peer_gone_no_hang, 60)
 		usleep(200000);
 		for (i = 0; i < 3 * NMSGS; i++) {
 			int64_t t0 = now_us();
-			int err = raw_send(self->fa, a.flow_id, 0, 0, 3 * a.payload + 7, 0, NULL) ? errno : 0;
+			int err = raw_send_post(self->fa, a.flow_id, 0, 0, 3 * a.payload + 7, 0, NULL) ? errno : 0;
 
 			EXPECT_LT(now_us() - t0, 2000000);
 			if (err == EPIPE)

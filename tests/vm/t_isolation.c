@@ -131,7 +131,7 @@ TEST(other_process_flows_are_enoent)
 			EXPECT_ERRNO(raw_info(fb, f.flow_id, &fi), ENOENT);
 			EXPECT_ERRNO(raw_recv_post(fb, f.flow_id, 0, &rp), ENOENT);
 			EXPECT_ERRNO(raw_recv_complete(fb, f.flow_id, 0, 0), ENOENT);
-			EXPECT_ERRNO(raw_send(fb, f.flow_id, 0, 0, 10, 0, NULL), ENOENT);
+			EXPECT_ERRNO(raw_send_post(fb, f.flow_id, 0, 0, 10, 0, NULL), ENOENT);
 			EXPECT_ERRNO(raw_destroy(fb, f.flow_id), ENOENT);
 			m = mmap(NULL, f.recv_size, PROT_READ, MAP_SHARED, fb,
 				 (off_t)f.recv_offset);

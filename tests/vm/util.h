@@ -228,7 +228,7 @@ static inline int raw_recv_complete(int fd, uint32_t flow_id, uint32_t slot,
 	return ioctl(fd, SDR_IOC_RECV_COMPLETE, &c);
 }
 
-static inline int raw_send(int fd, uint32_t flow_id, uint32_t flags,
+static inline int raw_send_post(int fd, uint32_t flow_id, uint32_t flags,
 			   uint64_t addr, uint64_t len, uint64_t msg_len,
 			   uint32_t *seq)
 {
