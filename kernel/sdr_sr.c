@@ -348,6 +348,12 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	else
 		f->st.acks_rx++;
 
+	/* claims of packets we never sent are a broken or forged peer */
+	if (!(hdr->aux & SDR_ACK_F_COMPLETE) &&
+	    (ack->cum > m->next_new || (u64)ack->base + ack->nbits > n)) {
+		f->st.bad_acks++;
+		return m->status;
+	}
 	if (hdr->ts) {
 		u32 d = (u32)div_u64(now_ns, 1000) - hdr->ts;
 
@@ -356,6 +362,8 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 			f->st.rtt_samples++;
 		}
 	}
+	m->last_heard_ns = now_ns;
+	m->silent_rtos = 0;
 
 	if (!nack && (hdr->aux & SDR_ACK_F_COMPLETE)) {
 		for (i = sdr_bitmap_next_zero(m->acked, n, 0); i < n;
@@ -364,14 +372,6 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		m->cum = n;
 		goto out;
 	}
-	/* claims of packets we never sent are a broken or forged peer */
-	if (ack->cum > m->next_new || (u64)ack->base + ack->nbits > n) {
-		f->st.bad_acks++;
-		return m->status;
-	}
-
-	m->last_heard_ns = now_ns;
-	m->silent_rtos = 0;
 	for (i = sdr_bitmap_next_zero(m->acked, n, m->cum); i < ack->cum;
 	     i = sdr_bitmap_next_zero(m->acked, n, i + 1))
 		progress += sdr_sr_ack_pkt(f, m, i, now_ns);
