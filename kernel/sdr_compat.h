@@ -45,11 +45,16 @@ typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;
 typedef int64_t s64;
+#ifdef __linux__
+/* The uapi's own, so host code may also include verbs.h or linux/ headers. */
+#include <linux/types.h>
+#else
 typedef uint16_t __be16;
 typedef uint32_t __be32;
 typedef uint64_t __be64;
 typedef uint16_t __le16;
 typedef uint32_t __le32;
+#endif
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define cpu_to_be16(x)	((__be16)__builtin_bswap16((u16)(x)))

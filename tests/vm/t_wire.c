@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_wire: what arrives off the wire is validated.  A raw ibverbs UD QP on
+ * rxe0 plays the peer of an sdr flow on rxe1 (the flow is connected to a
+ * forged endpoint naming that QP), so the test can send any bytes: every
+ * malformed, foreign, stale or out-of-range packet must be dropped and
+ * counted under its reason in /sys/class/sdr/rxe1/drops/, must never land
+ * in a receive slot, and a well-formed message sent the same way must
+ * still arrive intact.  Packets are built with the kernel's own encoder
+ * (kernel/sdr_wire.c, plain C).
+ */
+#include <infiniband/verbs.h>
+
+#include "harness.h"
+#include "util.h"
+#include "libsdr.h"
+
+#include "../../kernel/sdr_wire.c"
+
+#define QKEY		0x5d520001U
+#define FAKE_FLOW	77
+#define BUF_LEN		8192
+
+struct raw {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	uint8_t *buf;
+	uint32_t remote_qpn;
+};
+
+static int read_gid_index(const char *dev, uint32_t *idx)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/gid_index", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%u", idx) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static long long drops(const char *reason)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/drops/%s", dev1(), reason);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static int raw_setup(struct raw *r, const uint8_t *dgid, uint32_t qpn)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qkey = QKEY };
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
+	uint32_t gidx;
+
+	if (read_gid_index(dev0(), &gidx))
+		return -1;
+	r->ctx = open_dev(dev0());
+	if (!r->ctx)
+		return -1;
+	r->pd = ibv_alloc_pd(r->ctx);
+	r->cq = ibv_create_cq(r->ctx, 64, NULL, NULL, 0);
+	if (!r->pd || !r->cq)
+		return -1;
+	init.send_cq = init.recv_cq = r->cq;
+	r->qp = ibv_create_qp(r->pd, &init);
+	if (!r->qp)
+		return -1;
+	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE))
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	r->buf = aligned_alloc(4096, BUF_LEN);
+	if (!r->buf)
+		return -1;
+	r->mr = ibv_reg_mr(r->pd, r->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	memcpy(ah.grh.dgid.raw, dgid, 16);
+	ah.grh.sgid_index = gidx;
+	ah.grh.hop_limit = 64;
+	r->ah = ibv_create_ah(r->pd, &ah);
+	r->remote_qpn = qpn;
+	return r->mr && r->ah ? 0 : -1;
+}
+
+static void raw_teardown(struct raw *r)
+{
+	if (r->ah)
+		ibv_destroy_ah(r->ah);
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	if (r->qp)
+		ibv_destroy_qp(r->qp);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	if (r->ctx)
+		ibv_close_device(r->ctx);
+	free(r->buf);
+}
+
+/* Send len bytes of r->buf and wait for the local completion. */
+static int wire_send(struct raw *r, uint32_t len, uint32_t qkey)
+{
+	struct ibv_sge sge = { (uintptr_t)r->buf, len, r->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = r->ah, .remote_qpn = r->remote_qpn,
+			   .remote_qkey = qkey },
+	}, *bad;
+	struct ibv_wc wc;
+	int n, tries = 0;
+
+	if (ibv_post_send(r->qp, &wr, &bad))
+		return -1;
+	while ((n = ibv_poll_cq(r->cq, 1, &wc)) == 0 && tries++ < 1000000)
+		;
+	return n == 1 && wc.status == IBV_WC_SUCCESS ? 0 : -1;
+}
+
+/* Build a DATA packet of the forged peer into r->buf; returns its length. */
+static uint32_t data_pkt(struct raw *r, const struct sdr_pkt *tmpl, uint32_t msg)
+{
+	sdr_wire_encode(tmpl, r->buf);
+	pattern_fill(r->buf + SDR_WIRE_HDR_LEN, msg, tmpl->offset, tmpl->payload_len);
+	return SDR_WIRE_HDR_LEN + tmpl->payload_len;
+}
+
+/* Wait until drops/<reason> reaches want (the receive path is async). */
+static long long wait_drops(const char *reason, long long want)
+{
+	long long v = drops(reason);
+	int i;
+
+	for (i = 0; i < 200 && v < want; i++) {
+		usleep(10000);
+		v = drops(reason);
+	}
+	return v;
+}
+
+FIXTURE(wire) {
+	struct sdr_ctx *ctx;
+	struct sdr_flow *flow;
+	struct sdr_flow_props props;
+	struct raw raw;
+	struct sdr_pkt base;	/* a valid DATA packet of message 0 */
+};
+
+FIXTURE_SETUP(wire)
+{
+	struct sdr_flow_attr attr = { .max_msg_size = 1 << 20, .max_msgs = 4 };
+	struct sdr_endpoint ep, fake;
+
+	memset(&self->raw, 0, sizeof(self->raw));
+	self->ctx = sdr_open(dev1(), NULL);
+	ASSERT_TRUE(self->ctx);
+	self->flow = sdr_flow_create(self->ctx, &attr);
+	ASSERT_TRUE(self->flow);
+	ASSERT_EQ(sdr_flow_props(self->flow, &self->props), 0);
+	ASSERT_EQ(sdr_flow_endpoint(self->flow, &ep), 0);
+	ASSERT_EQ(raw_setup(&self->raw, ep.gid, ep.qpn), 0);
+
+	/* The peer the flow believes in: our raw QP on rxe0. */
+	fake = ep;
+	fake.qpn = self->raw.qp->qp_num;
+	fake.flow_id = FAKE_FLOW;
+	{
+		struct sdr_ctx *c0 = sdr_open(dev0(), NULL);
+		struct sdr_flow *f0;
+		struct sdr_endpoint ep0;
+
+		/* rxe0's GID, as sdr reports it. */
+		ASSERT_TRUE(c0);
+		f0 = sdr_flow_create(c0, &attr);
+		ASSERT_TRUE(f0);
+		ASSERT_EQ(sdr_flow_endpoint(f0, &ep0), 0);
+		memcpy(fake.gid, ep0.gid, sizeof(fake.gid));
+		sdr_close(c0);
+	}
+	ASSERT_EQ(sdr_flow_connect(self->flow, &fake), 0);
+
+	self->base = (struct sdr_pkt) {
+		.type = SDR_PKT_DATA,
+		.policy = SDR_WIRE_POLICY_NONE,
+		.payload_len = self->props.payload,
+		.dst_flow = self->props.flow_id,
+		.src_flow = FAKE_FLOW,
+		.msg_seq = 0,
+		.msg_len = 3 * self->props.payload,
+		.offset = 0,
+		.imm = 0xabcd,
+	};
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	raw_teardown(&self->raw);
+	if (self->ctx)
+		sdr_close(self->ctx);
+}
+
+/* One bad packet per reason; each bumps exactly its counter. */
+TEST_F(wire, malformed_dropped_by_reason)
+{
+	struct raw *r = &self->raw;
+	static const char * const reasons[] = {
+		"short", "bad_magic", "bad_version", "bad_type", "bad_len",
+	};
+	uint32_t len;
+	size_t i;
+
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		long long before = drops(reasons[i]);
+
+		ASSERT_GE(before, 0);
+		len = data_pkt(r, &self->base, 0);
+		switch (i) {
+		case 0: len = 12; break;
+		case 1: r->buf[0] ^= 0xff; break;
+		case 2: r->buf[2] = 9; break;
+		case 3: r->buf[3] = 0x7f; break;
+		case 4: len -= 100; break;	/* payload_len beyond the bytes */
+		}
+		ASSERT_EQ(wire_send(r, len, QKEY), 0);
+		EXPECT_EQ(wait_drops(reasons[i], before + 1), before + 1);
+	}
+}
+
+TEST_F(wire, foreign_and_unknown_dropped)
+{
+	struct raw *r = &self->raw;
+	struct sdr_pkt p = self->base;
+	long long nf = drops("no_flow"), np = drops("not_peer");
+
+	p.dst_flow = 0xfffff0;		/* no such flow */
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("no_flow", nf + 1), nf + 1);
+
+	p = self->base;
+	p.src_flow = FAKE_FLOW + 1;	/* right QP, wrong peer flow */
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("not_peer", np + 1), np + 1);
+}
+
+/* Out-of-range, stale, duplicate: dropped, and the slot stays clean. */
+TEST_F(wire, range_stale_dup_and_valid_delivery)
+{
+	const uint32_t pay = self->props.payload;
+	struct raw *r = &self->raw;
+	struct sdr_completion c;
+	struct sdr_pkt p;
+	struct sdr_recv *h;
+	long long geo = drops("bad_geometry"), nr = drops("no_recv"),
+		  dup = drops("dup"), ml = drops("bad_msglen"),
+		  st = drops("stale"), rg = drops("bad_range");
+	const uint8_t *data;
+	int i, got = 0;
+
+	/* No receive posted yet: message 0 has nowhere to go. */
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("no_recv", nr + 1), nr + 1);
+
+	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+
+	p = self->base;			/* offset off the packet grid */
+	p.offset = 100;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 1), geo + 1);
+
+	p = self->base;			/* short payload mid-message */
+	p.payload_len = pay - 8;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 2), geo + 2);
+
+	p = self->base;			/* beyond the message */
+	p.offset = p.msg_len;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_range", rg + 1), rg + 1);
+
+	p = self->base;			/* larger than the slot */
+	p.msg_len = (1 << 20) + pay;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 1), ml + 1);
+
+	/* Packet 0 lands; a copy of it is a duplicate. */
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("dup", dup + 1), dup + 1);
+
+	p = self->base;			/* msg_len changes mid-message */
+	p.offset = pay;
+	p.msg_len = 4 * pay;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 2), ml + 2);
+
+	/* The rest of the message, last packet flagged. */
+	for (i = 1; i < 3; i++) {
+		p = self->base;
+		p.offset = i * pay;
+		if (i == 2)
+			p.flags = SDR_PKT_F_LAST;
+		ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	}
+	for (i = 0; i < 300 && !got; i++) {
+		got = sdr_poll_cq(self->ctx, &c, 1);
+		if (!got)
+			usleep(10000);
+	}
+	ASSERT_EQ(got, 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.len, 3 * pay);
+	EXPECT_EQ(c.imm, 0xabcd);
+	data = sdr_recv_data(h);
+	EXPECT_EQ(pattern_check(data, 0, 0, 3 * pay), -1);
+
+	/* A late copy for the completed message: stale, slot untouched. */
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("stale", st + 1), st + 1);
+	EXPECT_EQ(pattern_check(data, 0, 0, 3 * pay), -1);
+	ASSERT_EQ(sdr_recv_complete(h), 0);
+}
+
+/* A wrong Q_Key never reaches sdr at all (the device drops it). */
+TEST_F(wire, wrong_qkey_never_delivered)
+{
+	struct raw *r = &self->raw;
+	struct sdr_recv *h;
+	struct sdr_completion c;
+
+	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY + 1), 0);
+	usleep(200000);
+	EXPECT_EQ(sdr_poll_cq(self->ctx, &c, 1), 0);
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
+}
