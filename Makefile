@@ -13,7 +13,7 @@ MAKEFLAGS += --no-print-directory
 .PHONY: all deps module userlib tools tests clean check host-check vm-check \
 	fuzz-check demo sparse checkpatch docs
 
-all: deps module userlib tools
+all: deps module userlib tools tests
 
 deps:
 	@$(TOP)/tools/deps
@@ -26,6 +26,10 @@ userlib:
 
 tools: userlib
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; fi
+
+tests: userlib
+	@if [ -f tests/vm/Makefile ]; then $(MAKE) -C tests/vm; fi
+	@if [ -f tools/sdr-sim/Makefile ]; then $(MAKE) -C tools/sdr-sim; fi
 
 host-check: deps
 	$(MAKE) -C tests/host check
