@@ -30,6 +30,7 @@
 
 #include "../uapi/sdr.h"
 #include "sdr_wire.h"
+#include "sdr_sr.h"
 
 #if BITS_PER_LONG != 64
 #error "sdr shares u64 bitmaps with userspace as unsigned long: 64-bit only"
@@ -48,6 +49,16 @@ extern unsigned int sdr_send_depth;
 extern unsigned int sdr_max_region_mb;
 extern unsigned int sdr_none_idle_ms;
 extern unsigned int sdr_none_reorder_pkts;
+extern unsigned int sdr_rto_min_us;
+extern unsigned int sdr_rto_max_us;
+extern unsigned int sdr_rto_init_us;
+extern unsigned int sdr_alpha_pct;
+extern unsigned int sdr_dead_ms;
+extern unsigned int sdr_ack_every;
+extern unsigned int sdr_ack_delay_us;
+extern unsigned int sdr_max_inflight;
+extern unsigned int sdr_reorder_us;
+extern unsigned int sdr_nack_interval_us;
 
 enum sdr_dev_counter {
 	SDR_DEV_TX_PACKETS,
@@ -56,6 +67,7 @@ enum sdr_dev_counter {
 	SDR_DEV_RX_BYTES,
 	SDR_DEV_TX_ERRORS,	/* send completions with an error */
 	SDR_DEV_RX_ERRORS,	/* receive completions with an error */
+	SDR_DEV_CTRL_DROPPED,	/* control packets not sent (no send context) */
 	SDR_DEV_NR_COUNTERS
 };
 
@@ -176,6 +188,7 @@ struct sdr_ring_hdr {			/* page 0 of the ring mapping */
 /* A message being sent. */
 struct sdr_txmsg {
 	struct list_head	node;		/* flow->tx_msgs */
+	u8			policy;		/* the flow's when posted */
 	u32			seq;
 	u32			imm;
 	u32			msg_len;
@@ -192,10 +205,13 @@ struct sdr_txmsg {
 	const u8		*data;		/* first byte of the message */
 	void			*staging;	/* kvmalloc'ed copy, or NULL */
 	u64			user_data;
+	struct sdr_sr_tx	sr;		/* SR sender state */
+	void			*sr_mem;	/* its per-packet arrays */
 };
 
 /* Kernel-private part of a receive slot (the public part is shared). */
 struct sdr_rxslot {
+	u8			policy;		/* the first packet's */
 	u32			seq;
 	u32			state;		/* SDR_RECV_* (mirrors shared) */
 	u32			msg_len;
@@ -205,6 +221,20 @@ struct sdr_rxslot {
 	u32			chunks_done;
 	u64			user_data;
 	u64			done_at_pkt;	/* NONE: give up at rx_pkts */
+	struct sdr_sr_rx	sr;		/* SR receiver state */
+};
+
+/* Per-flow counters beyond the engine's (flow->lock). */
+struct sdr_flow_stats {
+	u64			tx_packets;
+	u64			tx_bytes;
+	u64			rx_packets;
+	u64			rx_bytes;
+	u64			rx_dropped;
+	u64			rnr_tx;
+	u64			msgs_sent;
+	u64			msgs_received;
+	u64			msgs_failed;
 };
 
 struct sdr_flow {
@@ -262,7 +292,15 @@ struct sdr_flow {
 	struct hrtimer		rx_timer;	/* NONE idle completion */
 	bool			rx_timer_armed;
 
-	struct sdr_flow_info	stats;		/* counters part only */
+	/* SR: engine state shared by the flow's messages, and its timer */
+	struct sdr_sr_flow	sr;
+	void			*sr_rx_mem;	/* max_msgs receive maps */
+	size_t			sr_rx_size;	/* bytes of one */
+	struct hrtimer		sr_timer;
+	u64			sr_timer_at;	/* its expiry, 0 if not armed */
+
+	struct sdr_flow_stats	stats;
+	struct kobject		*kobj;		/* flows/<id> in sysfs */
 	struct work_struct	free_work;
 	struct rcu_head		rcu;
 };
@@ -287,6 +325,8 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
 		 const union ib_gid *sgid);
 enum hrtimer_restart sdr_flow_rx_timer(struct hrtimer *timer);
+enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer);
+int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 		      const u8 **data, struct sdr_txmsg **msg);
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);

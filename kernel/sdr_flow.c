@@ -26,6 +26,7 @@
 
 #include "sdr.h"
 #include "sdr_bitmap.h"
+#include "sdr_flow.h"
 
 #define SDR_STATE_HDR	64
 
@@ -64,6 +65,7 @@ static void sdr_flow_free_work(struct work_struct *work)
 	vfree(flow->recv_region);
 	vfree(flow->send_region);
 	vfree(flow->state_area);
+	kvfree(flow->sr_rx_mem);
 	kfree(flow->slots);
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
@@ -110,7 +112,7 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 
 	if (arg->policy > SDR_POLICY_ADAPTIVE)
 		return -EINVAL;
-	if (arg->policy != SDR_POLICY_NONE)
+	if (arg->policy != SDR_POLICY_NONE && arg->policy != SDR_POLICY_SR)
 		return -EOPNOTSUPP;
 	if (!arg->mtu)
 		arg->mtu = sdev->mtu;
@@ -157,6 +159,8 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	INIT_WORK(&flow->free_work, sdr_flow_free_work);
 	hrtimer_init(&flow->rx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	flow->rx_timer.function = sdr_flow_rx_timer;
+	hrtimer_init(&flow->sr_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	flow->sr_timer.function = sdr_flow_sr_timer;
 	kref_get(&sdev->ref);
 	flow->sdev = sdev;
 	flow->ctx = ctx;
@@ -192,6 +196,14 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->state_area = vmalloc_user(flow->state_size);
 	if (!flow->slots || !flow->recv_region || !flow->send_region ||
 	    !flow->state_area)
+		goto err_put;
+	/* Every flow can run SR: its policy may be switched while live. */
+	sdr_srk_cfg(flow);
+	flow->sr_rx_size = ALIGN(sdr_sr_rx_size(flow->max_msg_size,
+						flow->payload), 8);
+	flow->sr_rx_mem = kvcalloc(flow->max_msgs, flow->sr_rx_size,
+				   GFP_KERNEL);
+	if (!flow->sr_rx_mem)
 		goto err_put;
 
 	ret = sdr_dev_query_gid(sdev, &gid, NULL);
@@ -305,7 +317,7 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    le32_to_cpu(p->chunk_size) != flow->chunk_size ||
 	    le32_to_cpu(p->max_msg_size) != flow->max_msg_size ||
 	    le32_to_cpu(p->max_msgs) != flow->max_msgs ||
-	    le32_to_cpu(p->policy) != flow->policy ||
+	    le32_to_cpu(p->policy) > SDR_POLICY_ADAPTIVE ||
 	    !le32_to_cpu(p->flow_id) || le32_to_cpu(p->flow_id) > 0xffffff ||
 	    !le32_to_cpu(p->qpn) || le32_to_cpu(p->qpn) > 0xffffff)
 		return -EINVAL;
@@ -367,7 +379,7 @@ static void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 		sdr_ctx_cq_push(flow->ctx, &cqe);
 }
 
-static void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
+void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
@@ -377,12 +389,18 @@ static void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	smp_store_release(&st->state, SDR_RECV_DONE);
 	if (flow->rx_posted)
 		flow->rx_posted--;
+	if (status == SDR_STATUS_OK)
+		flow->stats.msgs_received++;
+	else if (status == SDR_STATUS_FAILED)
+		flow->stats.msgs_failed++;
 	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
 		     slot->msg_len, READ_ONCE(st->imm), slot->user_data);
 }
 
+/* May run under flow->lock: kvfree defers vfree out of atomic context. */
 static void sdr_txmsg_free(struct sdr_txmsg *msg)
 {
+	kvfree(msg->sr_mem);
 	kvfree(msg->staging);
 	kfree(msg);
 }
@@ -422,6 +440,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 		.state		= SDR_RECV_POSTED,
 		.user_data	= arg->user_data,
 	};
+	sdr_srk_rx_init(flow, idx);
 	flow->rx_next_post++;
 	flow->rx_posted++;
 	arg->slot = idx;
@@ -563,50 +582,34 @@ out_unlock:
 	return HRTIMER_NORESTART;
 }
 
-/* A DATA packet from the peer (flow->lock held). */
-static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-			    const u8 *payload)
+/* First packet of a message: the slot learns its size and immediate. */
+static void sdr_slot_start(struct sdr_flow *flow, u32 idx,
+			   const struct sdr_pkt *pkt)
 {
-	struct sdr_recv_state *st;
-	struct sdr_rxslot *slot;
-	unsigned long *pbits;
-	u32 idx, pi, chunk;
-	int ret;
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	struct sdr_rxslot *slot = &flow->slots[idx];
 
-	ret = sdr_wire_check_geometry(pkt, flow->payload, flow->max_msg_size);
-	if (ret)
-		return -ret;
-	if (pkt->flags & SDR_PKT_F_PARITY)
-		return SDR_DROP_FLAGS;	/* no EC on this flow */
+	slot->policy = pkt->policy;
+	slot->msg_len = pkt->msg_len;
+	slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
+	slot->nchunks = sdr_msg_nchunks(slot->npkts, flow->pkts_per_chunk);
+	slot->state = SDR_RECV_ACTIVE;
+	WRITE_ONCE(st->imm, pkt->imm);
+	WRITE_ONCE(st->msg_len, pkt->msg_len);
+	WRITE_ONCE(st->chunks, slot->nchunks);
+	WRITE_ONCE(st->packets, slot->npkts);
+	smp_store_release(&st->flags, SDR_RECV_F_STARTED);
+	WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
+}
 
-	idx = pkt->msg_seq % flow->max_msgs;
-	slot = &flow->slots[idx];
-	if ((slot->state != SDR_RECV_POSTED && slot->state != SDR_RECV_ACTIVE) ||
-	    slot->seq != pkt->msg_seq)
-		return (s32)(pkt->msg_seq - flow->rx_next_post) >= 0 ?
-		       SDR_DROP_NO_RECV : SDR_DROP_STALE;
-
-	st = sdr_slot_state(flow, idx);
-	if (slot->state == SDR_RECV_POSTED) {
-		slot->msg_len = pkt->msg_len;
-		slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
-		slot->nchunks = sdr_msg_nchunks(slot->npkts,
-						flow->pkts_per_chunk);
-		slot->state = SDR_RECV_ACTIVE;
-		WRITE_ONCE(st->imm, pkt->imm);
-		WRITE_ONCE(st->msg_len, pkt->msg_len);
-		WRITE_ONCE(st->chunks, slot->nchunks);
-		WRITE_ONCE(st->packets, slot->npkts);
-		smp_store_release(&st->flags, SDR_RECV_F_STARTED);
-		WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
-	} else if (pkt->msg_len != slot->msg_len) {
-		return SDR_DROP_MSGLEN;
-	}
-
-	pi = pkt->offset / flow->payload;
-	pbits = sdr_slot_pkt_bits(flow, idx);
-	if (test_bit(pi, pbits))
-		return SDR_DROP_DUP;
+/* A new packet's bytes into the slot, then its bits (flow->lock held). */
+void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
+		   const u8 *payload)
+{
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
+	u32 pi = pkt->offset / flow->payload, chunk;
 
 	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
 	       payload, pkt->payload_len);
@@ -627,7 +630,51 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	flow->stats.rx_packets++;
 	flow->stats.rx_bytes += pkt->payload_len;
 	flow->rx_pkts++;
+}
 
+/* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */
+static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			    const u8 *payload, struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *slot;
+	int reason;
+	u32 idx;
+
+	if (pkt->policy != SDR_WIRE_POLICY_NONE &&
+	    pkt->policy != SDR_WIRE_POLICY_SR)
+		return SDR_DROP_POLICY;
+	reason = -sdr_wire_check_geometry(pkt, flow->payload,
+					  flow->max_msg_size);
+	if (reason)
+		return reason;
+	if (pkt->flags & SDR_PKT_F_PARITY)
+		return SDR_DROP_FLAGS;	/* no EC on this flow */
+
+	idx = pkt->msg_seq % flow->max_msgs;
+	slot = &flow->slots[idx];
+	if (slot->state == SDR_RECV_FREE || slot->seq != pkt->msg_seq) {
+		reason = (s32)(pkt->msg_seq - flow->rx_next_post) >= 0 ?
+			 SDR_DROP_NO_RECV : SDR_DROP_STALE;
+		if (pkt->policy == SDR_WIRE_POLICY_SR)
+			sdr_srk_rx_unmatched(flow, pkt, reason, q);
+		return reason;
+	}
+	if (slot->state == SDR_RECV_POSTED)
+		sdr_slot_start(flow, idx, pkt);
+	else if (pkt->policy != slot->policy)
+		return SDR_DROP_POLICY;
+	else if (pkt->msg_len != slot->msg_len)
+		return SDR_DROP_MSGLEN;
+
+	if (slot->policy == SDR_POLICY_SR)
+		return sdr_srk_rx_data(flow, idx, pkt, payload, q);
+
+	/* NONE */
+	if (slot->state != SDR_RECV_ACTIVE)
+		return SDR_DROP_STALE;
+	if (test_bit(pkt->offset / flow->payload, sdr_slot_pkt_bits(flow, idx)))
+		return SDR_DROP_DUP;
+	sdr_slot_land(flow, idx, pkt, payload);
 	if (slot->pkts_done == slot->npkts)
 		sdr_slot_complete(flow, idx, SDR_STATUS_OK);
 	sdr_none_schedule(flow, idx, pkt);
@@ -649,6 +696,8 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
 		 const union ib_gid *sgid)
 {
+	struct sdr_ctrlq q = { .n = 0 };
+	bool kick = false;
 	int drop = 0;
 
 	spin_lock_bh(&flow->lock);
@@ -668,14 +717,16 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 	}
 	switch (pkt->type) {
 	case SDR_PKT_DATA:
-		drop = sdr_flow_rx_data(flow, pkt, payload);
+		drop = sdr_flow_rx_data(flow, pkt, payload, &q);
 		break;
 	case SDR_PKT_CLOSE:
-		flow->state = SDR_FLOW_CLOSED;
-		sdr_flow_flush_rx(flow, SDR_STATUS_FAILED);
+		sdr_flow_end(flow, SDR_FLOW_CLOSED);
 		break;
 	default:
-		/* ACK, NACK, RNR: nothing to do for NONE. */
+		/* ACK, NACK, RNR: only SR messages ask for them. */
+		drop = sdr_srk_rx_ctrl(flow, pkt, payload);
+		sdr_flow_finish_tx(flow);
+		kick = true;
 		break;
 	}
 out_unlock:
@@ -684,6 +735,19 @@ out_unlock:
 	spin_unlock_bh(&flow->lock);
 	if (drop)
 		sdr_dev_drop(sdev, drop);
+	sdr_ctrlq_send(flow, &q);
+	if (kick)
+		sdr_flow_queue_tx(flow);
+}
+
+void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->n; i++)
+		if (sdr_net_send_ctrl(flow->sdev, flow, &q->c[i].hdr,
+				      q->c[i].body, q->c[i].len))
+			sdr_dev_count(flow->sdev, SDR_DEV_CTRL_DROPPED, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -706,72 +770,108 @@ void sdr_flow_queue_tx(struct sdr_flow *flow)
 }
 
 /*
- * The next packet @flow may send (flow->lock held).  Messages go out in
- * order: a streamed message waiting for its next part holds back the ones
- * after it, so packets of a later message mean the earlier one is sent.
+ * The next packet @flow may send (flow->lock held).  NONE messages go out
+ * in order: a streamed one waiting for its next part holds back the NONE
+ * messages after it, so packets of a later message mean the earlier one
+ * is sent.  SR messages send whatever their engine allows, oldest first.
  */
 bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 		      const u8 **data, struct sdr_txmsg **msgp)
 {
+	bool none_blocked = false;
 	struct sdr_txmsg *msg;
+	u64 now = 0;
 	u32 len;
 
 	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
 		return false;
 	list_for_each_entry(msg, &flow->tx_msgs, node) {
-		if (msg->next_off == msg->msg_len)
-			continue;
-		if (msg->next_off >= msg->ready)
-			return false;
-		len = min(flow->payload, msg->msg_len - msg->next_off);
 		*pkt = (struct sdr_pkt) {
 			.type		= SDR_PKT_DATA,
-			.policy		= flow->policy,
-			.flags		= msg->next_off + len == msg->msg_len ?
-					  SDR_PKT_F_LAST : 0,
-			.payload_len	= len,
+			.policy		= msg->policy,
 			.dst_flow	= flow->peer_flow,
 			.src_flow	= flow->id,
 			.msg_seq	= msg->seq,
 			.msg_len	= msg->msg_len,
-			.offset		= msg->next_off,
 			.imm		= msg->imm,
-			.ts		= (u32)(ktime_get_ns() / NSEC_PER_USEC),
 		};
-		*data = msg->data + msg->next_off;
+		if (msg->policy == SDR_POLICY_SR) {
+			if (!now)
+				now = ktime_get_ns();
+			if (!sdr_srk_tx_next(flow, msg, now, pkt))
+				continue;
+		} else {
+			if (msg->next_off == msg->msg_len || none_blocked)
+				continue;
+			if (msg->next_off >= msg->ready) {
+				none_blocked = true;
+				continue;
+			}
+			len = min(flow->payload, msg->msg_len - msg->next_off);
+			pkt->flags = msg->next_off + len == msg->msg_len ?
+				     SDR_PKT_F_LAST : 0;
+			pkt->payload_len = len;
+			pkt->offset = msg->next_off;
+			pkt->ts = (u32)(ktime_get_ns() / NSEC_PER_USEC);
+			msg->next_off += len;
+		}
+		*data = msg->data + pkt->offset;
 		*msgp = msg;
-		msg->next_off += len;
 		msg->pkts_posted++;
 		flow->stats.tx_packets++;
-		flow->stats.tx_bytes += len;
+		flow->stats.tx_bytes += pkt->payload_len;
 		return true;
 	}
 	return false;
 }
 
+/*
+ * Complete every send that is finished (flow->lock held): a NONE message
+ * once each packet went out, an SR message once its engine is done and
+ * no packet of it is still posted.
+ */
+void sdr_flow_finish_tx(struct sdr_flow *flow)
+{
+	struct sdr_txmsg *msg, *tmp;
+	u8 status;
+
+	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
+		if (msg->policy == SDR_POLICY_SR) {
+			if (!msg->sr.status || msg->pkts_done != msg->pkts_posted)
+				continue;
+			status = msg->sr.status == SDR_SR_DONE ?
+				 SDR_STATUS_OK : SDR_STATUS_FAILED;
+		} else {
+			if (msg->streaming || msg->pkts_done != msg->npkts)
+				continue;
+			status = msg->failed ? SDR_STATUS_FAILED : SDR_STATUS_OK;
+		}
+		list_del(&msg->node);
+		flow->tx_inflight_msgs--;
+		if (status == SDR_STATUS_OK)
+			flow->stats.msgs_sent++;
+		else
+			flow->stats.msgs_failed++;
+		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
+			     msg->msg_len, msg->imm, msg->user_data);
+		sdr_txmsg_free(msg);
+	}
+}
+
 /* Completion of one DATA packet of @msg (no locks held). */
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok)
 {
-	bool free_it = false;
-
 	spin_lock_bh(&flow->lock);
 	msg->pkts_done++;
 	if (!ok)
 		msg->failed = true;
 	if (msg->flushed) {
-		free_it = msg->pkts_done == msg->pkts_posted;
-	} else if (msg->pkts_done == msg->npkts && !msg->streaming) {
-		list_del(&msg->node);
-		flow->tx_inflight_msgs--;
-		sdr_flow_cqe(flow, SDR_CQE_SEND,
-			     msg->failed ? SDR_STATUS_FAILED : SDR_STATUS_OK,
-			     msg->seq, 0, msg->msg_len, msg->imm,
-			     msg->user_data);
-		free_it = true;
+		if (msg->pkts_done == msg->pkts_posted)
+			sdr_txmsg_free(msg);
+	} else {
+		sdr_flow_finish_tx(flow);
 	}
 	spin_unlock_bh(&flow->lock);
-	if (free_it)
-		sdr_txmsg_free(msg);
 }
 
 static struct sdr_txmsg *sdr_flow_find_stream(struct sdr_flow *flow, u32 seq)
@@ -818,6 +918,12 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	msg->user_data = arg->user_data;
 	msg->streaming = stream;
 	msg->uptr = uptr;
+	msg->policy = READ_ONCE(flow->policy);
+	if (msg->policy == SDR_POLICY_SR) {
+		ret = sdr_srk_tx_init(flow, msg);
+		if (ret)
+			goto err_free;
+	}
 	if (uptr) {
 		msg->staging = kvmalloc(msg_len, GFP_KERNEL);
 		if (!msg->staging) {
@@ -935,15 +1041,49 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 /* Teardown */
 
 /*
+ * Complete every pending send with @status (flow->lock held).  Messages
+ * with packets still posted are freed by their last send completion.
+ */
+static void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status)
+{
+	struct sdr_txmsg *msg, *tmp;
+
+	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
+		list_del(&msg->node);
+		flow->tx_inflight_msgs--;
+		if (status == SDR_STATUS_FAILED)
+			flow->stats.msgs_failed++;
+		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
+			     msg->msg_len, msg->imm, msg->user_data);
+		msg->flushed = true;
+		if (msg->pkts_done == msg->pkts_posted)
+			sdr_txmsg_free(msg);
+	}
+}
+
+/*
+ * The peer closed the flow or stopped answering (flow->lock held): every
+ * pending send and receive fails, new posts get EPIPE.
+ */
+void sdr_flow_end(struct sdr_flow *flow, u32 state)
+{
+	flow->state = state;
+	sdr_flow_flush_rx(flow, SDR_STATUS_FAILED);
+	sdr_flow_flush_tx(flow, SDR_STATUS_FAILED);
+}
+
+void sdr_flow_fail(struct sdr_flow *flow)
+{
+	sdr_flow_end(flow, SDR_FLOW_FAILED);
+}
+
+/*
  * Stop @flow: it takes no more packets and sends no more; every pending
- * send and receive completes with @status.  Messages with packets still
- * posted are freed by their last send completion.
+ * send and receive completes with @status.
  */
 void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 {
 	struct sdr_dev *sdev = flow->sdev;
-	struct sdr_txmsg *msg, *tmp;
-	LIST_HEAD(freeable);
 
 	spin_lock_bh(&sdev->tx_lock);
 	spin_lock(&flow->lock);
@@ -953,20 +1093,11 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 	}
 	flow->dead = true;
 	sdr_flow_flush_rx(flow, status);
-	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
-		list_del(&msg->node);
-		flow->tx_inflight_msgs--;
-		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
-			     msg->msg_len, msg->imm, msg->user_data);
-		msg->flushed = true;
-		if (msg->pkts_done == msg->pkts_posted)
-			list_add(&msg->node, &freeable);
-	}
+	sdr_flow_flush_tx(flow, status);
 	spin_unlock(&flow->lock);
 	spin_unlock_bh(&sdev->tx_lock);
 	hrtimer_cancel(&flow->rx_timer);
-	list_for_each_entry_safe(msg, tmp, &freeable, node)
-		sdr_txmsg_free(msg);
+	hrtimer_cancel(&flow->sr_timer);
 }
 
 /* Destroy a flow of @ctx (ctx->lock held, device users lock held). */
@@ -1036,7 +1167,20 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 	arg->rx_packets = flow->stats.rx_packets;
 	arg->rx_bytes = flow->stats.rx_bytes;
 	arg->rx_dropped = flow->stats.rx_dropped;
-	arg->retransmits = flow->stats.retransmits;
+	arg->retransmits = flow->sr.st.retx_pkts;
+	spin_unlock_bh(&flow->lock);
+	return 0;
+}
+
+/* Switch the policy of messages posted from now on. */
+int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
+{
+	if (policy > SDR_POLICY_ADAPTIVE)
+		return -EINVAL;
+	if (policy != SDR_POLICY_NONE && policy != SDR_POLICY_SR)
+		return -EOPNOTSUPP;
+	spin_lock_bh(&flow->lock);
+	flow->policy = policy;
 	spin_unlock_bh(&flow->lock);
 	return 0;
 }

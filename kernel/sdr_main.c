@@ -76,6 +76,26 @@ SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
 SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
 	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
+SDR_PARAM(rto_min_us, 1000, 10, 10000000, 0644,
+	  "SR: retransmission timeout floor, us (read at flow creation)");
+SDR_PARAM(rto_max_us, 2000000, 1000, 60000000, 0644,
+	  "SR: retransmission timeout cap (and backoff cap), us");
+SDR_PARAM(rto_init_us, 100000, 100, 10000000, 0644,
+	  "SR: retransmission timeout before the first RTT sample, us");
+SDR_PARAM(alpha_pct, 25, 0, 1000, 0644,
+	  "SR: RTO = SRTT + max(alpha% of SRTT, 4 RTTVAR)");
+SDR_PARAM(dead_ms, 10000, 100, 3600000, 0644,
+	  "SR: a peer silent this long fails the flow, ms");
+SDR_PARAM(ack_every, 16, 1, 1024, 0644,
+	  "SR: the receiver ACKs after this many new packets");
+SDR_PARAM(ack_delay_us, 1000, 1, 1000000, 0644,
+	  "SR: ... or this long after an unacknowledged packet, us");
+SDR_PARAM(reorder_us, 5000, 1, 10000000, 0644,
+	  "SR: a hole younger than this is reordering, not loss (no NACK yet), us");
+SDR_PARAM(nack_interval_us, 20000, 100, 10000000, 0644,
+	  "SR: time between NACK rounds of one message, us (about an RTT)");
+SDR_PARAM(max_inflight, 1024, 1, 65536, 0644,
+	  "SR: packets in flight per flow (keep below the peer's recv_depth)");
 SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
 	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
 

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: policy SR in a flow - drives the Selective Repeat engine
+ * (sdr_sr.c, plain C shared with the host tests and the simulator) from
+ * the receive path, the transmitter and one hrtimer per flow.
+ *
+ * Everything here runs under flow->lock.  Control packets (ACK, NACK,
+ * RNR) are built under the lock into a struct sdr_ctrlq and sent by the
+ * caller after it dropped the lock (the transmitter's lock comes first).
+ *
+ * A message's policy is the flow's policy when it was posted, and it is
+ * carried in every packet; the receiving slot takes the policy of the
+ * message's first packet.  So a live switch of the flow's policy changes
+ * only messages posted after it, on both sides, and loses nothing.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "sdr.h"
+#include "sdr_flow.h"
+
+/* Floor for the timer: an engine deadline of "now" must not spin. */
+#define SDR_SR_TIMER_MIN_NS	(50 * NSEC_PER_USEC)
+
+void sdr_srk_cfg(struct sdr_flow *flow)
+{
+	struct sdr_sr_cfg cfg;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = flow->payload;
+	cfg.pkts_per_chunk = flow->pkts_per_chunk;
+	cfg.max_inflight = READ_ONCE(sdr_max_inflight);
+	cfg.alpha_pct = READ_ONCE(sdr_alpha_pct);
+	cfg.rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
+	cfg.rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
+	cfg.rto_max_ns = (u64)READ_ONCE(sdr_rto_max_us) * NSEC_PER_USEC;
+	cfg.dead_ns = (u64)READ_ONCE(sdr_dead_ms) * NSEC_PER_MSEC;
+	cfg.ack_every = READ_ONCE(sdr_ack_every);
+	cfg.ack_delay_ns = (u64)READ_ONCE(sdr_ack_delay_us) * NSEC_PER_USEC;
+	/* Explicit: a receiver that never sends has no RTT estimate. */
+	cfg.reorder_ns = (u64)READ_ONCE(sdr_reorder_us) * NSEC_PER_USEC;
+	cfg.nack_interval_ns = (u64)READ_ONCE(sdr_nack_interval_us) *
+			       NSEC_PER_USEC;
+	if (cfg.rto_min_ns > cfg.rto_max_ns)
+		cfg.rto_min_ns = cfg.rto_max_ns;
+	sdr_sr_flow_init(&flow->sr, &cfg);
+}
+
+static void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
+{
+	u64 floor = ktime_get_ns() + SDR_SR_TIMER_MIN_NS;
+
+	if (flow->dead || deadline_ns == U64_MAX)
+		return;
+	deadline_ns = max(deadline_ns, floor);
+	if (flow->sr_timer_at && flow->sr_timer_at <= deadline_ns)
+		return;
+	flow->sr_timer_at = deadline_ns;
+	hrtimer_start(&flow->sr_timer, ns_to_ktime(deadline_ns),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Queue a control packet about message @seq; dropped if the queue is full. */
+static struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow,
+				      struct sdr_ctrlq *q, u32 seq)
+{
+	struct sdr_ctrl *c;
+
+	if (q->n == ARRAY_SIZE(q->c))
+		return NULL;
+	c = &q->c[q->n++];
+	memset(&c->hdr, 0, sizeof(c->hdr));
+	c->hdr.policy = SDR_WIRE_POLICY_SR;
+	c->hdr.dst_flow = flow->peer_flow;
+	c->hdr.src_flow = flow->id;
+	c->hdr.msg_seq = seq;
+	c->len = 0;
+	return c;
+}
+
+/* Collect what the receiver of slot @idx has to say now. */
+static void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
+			   struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	struct sdr_ack ack;
+	struct sdr_pkt hdr;
+	struct sdr_ctrl *c;
+
+	while (q->n < ARRAY_SIZE(q->c) &&
+	       sdr_sr_rx_next_ctrl(&flow->sr, &slot->sr, now, &hdr, &ack) > 0) {
+		c = sdr_ctrlq_add(flow, q, slot->seq);
+		c->hdr.type = hdr.type;
+		c->hdr.aux = hdr.aux;
+		c->hdr.ts = hdr.ts;
+		c->hdr.payload_len = hdr.payload_len;
+		c->len = sdr_ack_encode(&ack, c->body);
+	}
+	sdr_srk_arm(flow, sdr_sr_rx_deadline(&flow->sr, &slot->sr));
+}
+
+void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx)
+{
+	sdr_sr_rx_init(&flow->sr, &flow->slots[idx].sr, flow->max_msg_size,
+		       flow->sr_rx_mem + idx * flow->sr_rx_size);
+}
+
+/*
+ * A DATA packet of an SR message for slot @idx (posted, active or done
+ * and not yet recycled).  Returns 0 or a drop reason.
+ */
+int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
+		    const u8 *payload, struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	u64 now = ktime_get_ns();
+	int ret;
+
+	ret = sdr_sr_rx_data(&flow->sr, &slot->sr, pkt, now);
+	if (ret < 0)
+		return -ret;
+	if ((ret & SDR_SR_RX_NEW) && slot->state == SDR_RECV_ACTIVE) {
+		sdr_slot_land(flow, idx, pkt, payload);
+		if (ret & SDR_SR_RX_COMPLETE)
+			sdr_slot_complete(flow, idx, SDR_STATUS_OK);
+	}
+	sdr_srk_rx_say(flow, idx, now, q);
+	return ret & SDR_SR_RX_DUP ? SDR_DROP_DUP : 0;
+}
+
+/*
+ * An SR DATA packet that matches no waiting receive.  For a message
+ * already received and recycled, the sender missed the final ACK: say
+ * COMPLETE again.  For one without a posted receive: RNR, so the sender
+ * backs off instead of losing it silently.
+ */
+void sdr_srk_rx_unmatched(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			  int reason, struct sdr_ctrlq *q)
+{
+	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
+	struct sdr_ack ack;
+
+	if (!c)
+		return;
+	if (reason == SDR_DROP_STALE) {
+		sdr_sr_stale_ack(&c->hdr, &ack, pkt->ts);
+		c->len = sdr_ack_encode(&ack, c->body);
+		flow->sr.st.acks_tx++;
+	} else {
+		c->hdr.type = SDR_PKT_RNR;
+		c->hdr.ts = pkt->ts;
+		flow->stats.rnr_tx++;
+	}
+}
+
+/* The SR message with sequence @seq among the flow's sends, or NULL. */
+static struct sdr_txmsg *sdr_srk_find(struct sdr_flow *flow, u32 seq)
+{
+	struct sdr_txmsg *msg;
+
+	list_for_each_entry(msg, &flow->tx_msgs, node)
+		if (msg->seq == seq && msg->policy == SDR_POLICY_SR)
+			return msg;
+	return NULL;
+}
+
+/* ACK, NACK or RNR from the peer.  Returns 0 or a drop reason. */
+int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+		    const u8 *payload)
+{
+	struct sdr_txmsg *msg = sdr_srk_find(flow, pkt->msg_seq);
+	u64 now = ktime_get_ns();
+	struct sdr_ack ack;
+	int ret;
+
+	if (!msg)
+		return SDR_DROP_STALE;	/* finished already: a late copy */
+	if (pkt->type == SDR_PKT_RNR) {
+		sdr_sr_tx_rnr(&flow->sr, &msg->sr, now);
+	} else {
+		ret = sdr_ack_decode(payload, pkt->payload_len, &ack);
+		if (ret)
+			return -ret;
+		sdr_sr_tx_ack(&flow->sr, &msg->sr, pkt, &ack, now);
+	}
+	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	return 0;
+}
+
+/* Allocate and start the sender state of a new SR message (may sleep). */
+int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	msg->sr_mem = kvzalloc(sdr_sr_tx_size(msg->msg_len, flow->payload),
+			       GFP_KERNEL);
+	if (!msg->sr_mem)
+		return -ENOMEM;
+	return sdr_sr_tx_init(&flow->sr, &msg->sr, msg->msg_len, msg->sr_mem,
+			      ktime_get_ns());
+}
+
+/* The engine may send only what a streamed message has made ready. */
+static bool sdr_srk_gated(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	return !msg->sr.lost.count &&
+	       (u64)msg->sr.next_new * flow->payload >= msg->ready;
+}
+
+/* Next packet of SR message @msg, if the engine sends one now. */
+bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
+		     struct sdr_pkt *pkt)
+{
+	struct sdr_sr_txd txd;
+
+	if (msg->sr.status || sdr_srk_gated(flow, msg))
+		return false;
+	if (sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd) != 1) {
+		sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+		return false;
+	}
+	pkt->flags = txd.flags;
+	pkt->offset = txd.offset;
+	pkt->payload_len = txd.len;
+	pkt->ts = txd.ts;
+	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	return true;
+}
+
+/*
+ * The flow's SR timer: retransmission timeouts, dead peers, delayed ACKs
+ * and NACK rounds.  A receive with no packet for the dead-peer time
+ * fails, as does every send of a flow whose peer stopped answering.
+ */
+enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
+{
+	struct sdr_flow *flow = container_of(timer, struct sdr_flow, sr_timer);
+	struct sdr_ctrlq q = { .n = 0 };
+	struct sdr_txmsg *msg;
+	bool dead_peer = false;
+	u64 now, dead_ns;
+	u32 i;
+
+	spin_lock_bh(&flow->lock);
+	flow->sr_timer_at = 0;
+	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
+		goto out_unlock;
+	now = ktime_get_ns();
+	dead_ns = flow->sr.cfg.dead_ns;
+
+	list_for_each_entry(msg, &flow->tx_msgs, node) {
+		if (msg->policy != SDR_POLICY_SR || msg->flushed)
+			continue;
+		if (sdr_sr_tx_poll(&flow->sr, &msg->sr, now) == -ETIMEDOUT)
+			dead_peer = true;
+		else if (!msg->sr.status)
+			sdr_srk_arm(flow, sdr_srk_gated(flow, msg) ?
+				    now + NSEC_PER_MSEC :
+				    sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	}
+	for (i = 0; i < flow->max_msgs; i++) {
+		struct sdr_rxslot *s = &flow->slots[i];
+
+		if (s->policy != SDR_POLICY_SR ||
+		    (s->state != SDR_RECV_ACTIVE && s->state != SDR_RECV_DONE))
+			continue;
+		if (s->state == SDR_RECV_ACTIVE && dead_ns &&
+		    now - s->sr.last_ts_ns >= dead_ns) {
+			dead_peer = true;
+			continue;
+		}
+		sdr_srk_rx_say(flow, i, now, &q);
+		if (s->state == SDR_RECV_ACTIVE && dead_ns)
+			sdr_srk_arm(flow, s->sr.last_ts_ns + dead_ns);
+	}
+	if (dead_peer) {
+		pr_info_ratelimited("flow %u: peer silent for %u ms, failing the flow\n",
+				    flow->id, (u32)div_u64(dead_ns, NSEC_PER_MSEC));
+		sdr_flow_fail(flow);
+	}
+out_unlock:
+	spin_unlock_bh(&flow->lock);
+	sdr_ctrlq_send(flow, &q);
+	if (!dead_peer)
+		sdr_flow_queue_tx(flow);
+	return HRTIMER_NORESTART;
+}
