@@ -82,6 +82,7 @@ struct sdr_dev {
 	struct ib_device	*ibdev;
 	u32			port;
 	struct device		*cdev;		/* /sys/class/sdr/<ibdev> */
+	struct kobject		*flows_kobj;	/* .../flows/ */
 	char			name[IB_DEVICE_NAME_MAX];
 
 	/*
@@ -246,6 +247,8 @@ struct sdr_flow {
 
 	u32			state;		/* SDR_FLOW_* */
 	u32			policy;
+	pid_t			owner_pid;
+	uid_t			owner_uid;	/* in the init namespace */
 	u32			mtu;
 	u32			payload;
 	u32			chunk_size;
@@ -341,6 +344,8 @@ int sdr_sysfs_init(void);
 void sdr_sysfs_exit(void);
 int sdr_sysfs_add_dev(struct sdr_dev *sdev);
 void sdr_sysfs_del_dev(struct sdr_dev *sdev);
+int sdr_sysfs_add_flow(struct sdr_flow *flow);
+void sdr_sysfs_del_flow(struct sdr_flow *flow);
 
 int sdr_cdev_init(void);
 void sdr_cdev_exit(void);

@@ -18,6 +18,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -233,6 +234,15 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ep->chunk_size = cpu_to_le32(flow->chunk_size);
 	ep->max_msg_size = cpu_to_le32(flow->max_msg_size);
 	ep->max_msgs = cpu_to_le32(flow->max_msgs);
+
+	flow->owner_pid = ctx->pid;
+	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
+	ret = sdr_sysfs_add_flow(flow);
+	if (ret) {
+		xa_erase(&ctx->flows, id);
+		xa_erase(&sdev->flows, id);
+		goto err_put;
+	}
 
 	ctx->cq_budget += 2 * flow->max_msgs;
 	atomic_inc(&sdev->nr_flows);
@@ -1114,6 +1124,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	bool connected;
 
 	xa_erase(&ctx->flows, flow->id);
+	sdr_sysfs_del_flow(flow);
 	spin_lock_bh(&flow->lock);
 	connected = flow->state == SDR_FLOW_CONNECTED;
 	spin_unlock_bh(&flow->lock);

@@ -94,7 +94,7 @@ SDR_PARAM(reorder_us, 5000, 1, 10000000, 0644,
 	  "SR: a hole younger than this is reordering, not loss (no NACK yet), us");
 SDR_PARAM(nack_interval_us, 20000, 100, 10000000, 0644,
 	  "SR: time between NACK rounds of one message, us (about an RTT)");
-SDR_PARAM(max_inflight, 1024, 1, 65536, 0644,
+SDR_PARAM(max_inflight, 256, 1, 65536, 0644,
 	  "SR: packets in flight per flow (keep below the peer's recv_depth)");
 SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
 	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
@@ -272,8 +272,10 @@ static void sdr_ib_remove(struct ib_device *ibdev, void *client_data)
 
 	down_write(&sdev->rwsem);
 	sdev->dying = true;
-	xa_for_each(&sdev->flows, id, flow)
+	xa_for_each(&sdev->flows, id, flow) {
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
+		sdr_sysfs_del_flow(flow);
+	}
 	sdr_net_stop(sdev);
 	xa_for_each(&sdev->flows, id, flow) {
 		ah = xchg(&flow->ah, NULL);

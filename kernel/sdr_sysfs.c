@@ -5,7 +5,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/device.h>
+#include <linux/cred.h>
 #include <linux/module.h>
+#include <linux/string.h>
 
 #include "sdr.h"
 
@@ -67,14 +69,14 @@ static ssize_t mtu_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(mtu);
 
-static ssize_t flows_show(struct device *dev, struct device_attribute *attr,
-			  char *buf)
+static ssize_t nr_flows_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
 {
 	struct sdr_dev *sdev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%d\n", atomic_read(&sdev->nr_flows));
 }
-static DEVICE_ATTR_RO(flows);
+static DEVICE_ATTR_RO(nr_flows);
 
 /* counters/<name> and drops/<reason>: one u64 each, read-only. */
 struct sdr_counter_attr {
@@ -127,7 +129,7 @@ static const struct attribute_group sdr_drop_group = {
 };
 
 static struct attribute *sdr_dev_attrs[] = {
-	&dev_attr_flows.attr,
+	&dev_attr_nr_flows.attr,
 	&dev_attr_ibdev.attr,
 	&dev_attr_port.attr,
 	&dev_attr_gid.attr,
@@ -156,14 +158,299 @@ int sdr_sysfs_add_dev(struct sdr_dev *sdev)
 					"%s", sdev->name);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
+	sdev->flows_kobj = kobject_create_and_add("flows", &dev->kobj);
+	if (!sdev->flows_kobj) {
+		device_unregister(dev);
+		return -ENOMEM;
+	}
 	sdev->cdev = dev;
 	return 0;
 }
 
 void sdr_sysfs_del_dev(struct sdr_dev *sdev)
 {
+	kobject_put(sdev->flows_kobj);
+	sdev->flows_kobj = NULL;
 	device_unregister(sdev->cdev);
 	sdev->cdev = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* flows/<id>/: one directory per flow; it holds a flow reference. */
+
+struct sdr_flow_kobj {
+	struct kobject		kobj;
+	struct sdr_flow		*flow;
+};
+
+static struct sdr_flow *sdr_kobj_flow(struct kobject *kobj)
+{
+	return container_of(kobj, struct sdr_flow_kobj, kobj)->flow;
+}
+
+static const char * const sdr_policy_names[] = {
+	[SDR_POLICY_NONE]	= "none",
+	[SDR_POLICY_SR]		= "sr",
+	[SDR_POLICY_EC]		= "ec",
+	[SDR_POLICY_ADAPTIVE]	= "adaptive",
+};
+
+static const char * const sdr_state_names[] = {
+	[SDR_FLOW_IDLE]		= "idle",
+	[SDR_FLOW_CONNECTED]	= "connected",
+	[SDR_FLOW_CLOSED]	= "closed",
+	[SDR_FLOW_FAILED]	= "failed",
+};
+
+enum sdr_flow_field {
+	SDR_FF_OWNER_PID, SDR_FF_OWNER_UID, SDR_FF_MTU, SDR_FF_PAYLOAD,
+	SDR_FF_CHUNK, SDR_FF_MAX_MSG, SDR_FF_MAX_MSGS, SDR_FF_SENDS,
+	SDR_FF_RECVS,
+	/* counters/ */
+	SDR_FF_TX_PACKETS, SDR_FF_TX_BYTES, SDR_FF_RX_PACKETS, SDR_FF_RX_BYTES,
+	SDR_FF_RX_DROPPED, SDR_FF_RETX, SDR_FF_TIMEOUTS, SDR_FF_ACKS_TX,
+	SDR_FF_ACKS_RX, SDR_FF_NACKS_TX, SDR_FF_NACKS_RX, SDR_FF_RNR_TX,
+	SDR_FF_RNR_RX, SDR_FF_SPURIOUS, SDR_FF_MSGS_SENT, SDR_FF_MSGS_RECEIVED,
+	SDR_FF_MSGS_FAILED, SDR_FF_SRTT_US,
+};
+
+struct sdr_flow_attr {
+	struct kobj_attribute	attr;
+	enum sdr_flow_field	field;
+};
+
+static u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
+{
+	const struct sdr_sr_stats *sr = &flow->sr.st;
+
+	switch (f) {
+	case SDR_FF_OWNER_PID:		return flow->owner_pid;
+	case SDR_FF_OWNER_UID:		return flow->owner_uid;
+	case SDR_FF_MTU:		return flow->mtu;
+	case SDR_FF_PAYLOAD:		return flow->payload;
+	case SDR_FF_CHUNK:		return flow->chunk_size;
+	case SDR_FF_MAX_MSG:		return flow->max_msg_size;
+	case SDR_FF_MAX_MSGS:		return flow->max_msgs;
+	case SDR_FF_SENDS:		return flow->tx_inflight_msgs;
+	case SDR_FF_RECVS:		return flow->rx_posted;
+	case SDR_FF_TX_PACKETS:		return flow->stats.tx_packets;
+	case SDR_FF_TX_BYTES:		return flow->stats.tx_bytes;
+	case SDR_FF_RX_PACKETS:		return flow->stats.rx_packets;
+	case SDR_FF_RX_BYTES:		return flow->stats.rx_bytes;
+	case SDR_FF_RX_DROPPED:		return flow->stats.rx_dropped;
+	case SDR_FF_RETX:		return sr->retx_pkts;
+	case SDR_FF_TIMEOUTS:		return sr->timeouts;
+	case SDR_FF_ACKS_TX:		return sr->acks_tx;
+	case SDR_FF_ACKS_RX:		return sr->acks_rx;
+	case SDR_FF_NACKS_TX:		return sr->nacks_tx;
+	case SDR_FF_NACKS_RX:		return sr->nacks_rx;
+	case SDR_FF_RNR_TX:		return flow->stats.rnr_tx;
+	case SDR_FF_RNR_RX:		return sr->rnr_rx;
+	case SDR_FF_SPURIOUS:		return sr->spurious;
+	case SDR_FF_MSGS_SENT:		return flow->stats.msgs_sent;
+	case SDR_FF_MSGS_RECEIVED:	return flow->stats.msgs_received;
+	case SDR_FF_MSGS_FAILED:	return flow->stats.msgs_failed;
+	case SDR_FF_SRTT_US:		return div_u64(flow->sr.rtt.srtt_ns, 1000);
+	}
+	return 0;
+}
+
+static ssize_t sdr_flow_u64_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	struct sdr_flow_attr *fa = container_of(attr, struct sdr_flow_attr, attr);
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	u64 v;
+
+	spin_lock_bh(&flow->lock);
+	v = sdr_flow_field(flow, fa->field);
+	spin_unlock_bh(&flow->lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+#define SDR_FLOW_ATTR(_name, _field)					\
+	static struct sdr_flow_attr sdr_fa_##_name = {			\
+		.attr = __ATTR(_name, 0444, sdr_flow_u64_show, NULL),	\
+		.field = _field,					\
+	}
+
+SDR_FLOW_ATTR(owner_pid, SDR_FF_OWNER_PID);
+SDR_FLOW_ATTR(owner_uid, SDR_FF_OWNER_UID);
+SDR_FLOW_ATTR(mtu, SDR_FF_MTU);
+SDR_FLOW_ATTR(payload, SDR_FF_PAYLOAD);
+SDR_FLOW_ATTR(chunk_size, SDR_FF_CHUNK);
+SDR_FLOW_ATTR(max_msg_size, SDR_FF_MAX_MSG);
+SDR_FLOW_ATTR(max_msgs, SDR_FF_MAX_MSGS);
+SDR_FLOW_ATTR(sends_inflight, SDR_FF_SENDS);
+SDR_FLOW_ATTR(recvs_posted, SDR_FF_RECVS);
+SDR_FLOW_ATTR(srtt_us, SDR_FF_SRTT_US);
+SDR_FLOW_ATTR(tx_packets, SDR_FF_TX_PACKETS);
+SDR_FLOW_ATTR(tx_bytes, SDR_FF_TX_BYTES);
+SDR_FLOW_ATTR(rx_packets, SDR_FF_RX_PACKETS);
+SDR_FLOW_ATTR(rx_bytes, SDR_FF_RX_BYTES);
+SDR_FLOW_ATTR(rx_dropped, SDR_FF_RX_DROPPED);
+SDR_FLOW_ATTR(retransmits, SDR_FF_RETX);
+SDR_FLOW_ATTR(timeouts, SDR_FF_TIMEOUTS);
+SDR_FLOW_ATTR(acks_tx, SDR_FF_ACKS_TX);
+SDR_FLOW_ATTR(acks_rx, SDR_FF_ACKS_RX);
+SDR_FLOW_ATTR(nacks_tx, SDR_FF_NACKS_TX);
+SDR_FLOW_ATTR(nacks_rx, SDR_FF_NACKS_RX);
+SDR_FLOW_ATTR(rnr_tx, SDR_FF_RNR_TX);
+SDR_FLOW_ATTR(rnr_rx, SDR_FF_RNR_RX);
+SDR_FLOW_ATTR(spurious_retx, SDR_FF_SPURIOUS);
+SDR_FLOW_ATTR(msgs_sent, SDR_FF_MSGS_SENT);
+SDR_FLOW_ATTR(msgs_received, SDR_FF_MSGS_RECEIVED);
+SDR_FLOW_ATTR(msgs_failed, SDR_FF_MSGS_FAILED);
+
+static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+
+	return sysfs_emit(buf, "%s\n", sdr_policy_names[READ_ONCE(flow->policy)]);
+}
+
+/* Switching a live flow's policy: its owner, or an administrator. */
+static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
+			    const char *buf, size_t count)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	int policy, ret;
+
+	policy = sysfs_match_string(sdr_policy_names, buf);
+	if (policy < 0)
+		return -EINVAL;
+	if (!uid_eq(current_euid(), make_kuid(current_user_ns(), flow->owner_uid)) &&
+	    !capable(CAP_NET_ADMIN))
+		return -EPERM;
+	ret = sdr_flow_set_policy(flow, policy);
+	return ret ? ret : count;
+}
+static struct kobj_attribute sdr_fa_policy = __ATTR_RW(policy);
+
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+
+	return sysfs_emit(buf, "%s\n", sdr_state_names[READ_ONCE(flow->state)]);
+}
+static struct kobj_attribute sdr_fa_state = __ATTR_RO(state);
+
+static ssize_t peer_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	ssize_t n;
+
+	spin_lock_bh(&flow->lock);
+	if (flow->state == SDR_FLOW_IDLE)
+		n = sysfs_emit(buf, "-\n");
+	else
+		n = sysfs_emit(buf, "%pI6 %u %u\n", flow->peer_gid.raw,
+			       flow->peer_qpn, flow->peer_flow);
+	spin_unlock_bh(&flow->lock);
+	return n;
+}
+static struct kobj_attribute sdr_fa_peer = __ATTR_RO(peer);
+
+static struct attribute *sdr_flow_attrs[] = {
+	&sdr_fa_owner_pid.attr.attr,
+	&sdr_fa_owner_uid.attr.attr,
+	&sdr_fa_policy.attr,
+	&sdr_fa_state.attr,
+	&sdr_fa_peer.attr,
+	&sdr_fa_mtu.attr.attr,
+	&sdr_fa_payload.attr.attr,
+	&sdr_fa_chunk_size.attr.attr,
+	&sdr_fa_max_msg_size.attr.attr,
+	&sdr_fa_max_msgs.attr.attr,
+	&sdr_fa_sends_inflight.attr.attr,
+	&sdr_fa_recvs_posted.attr.attr,
+	&sdr_fa_srtt_us.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group sdr_flow_group = {
+	.attrs = sdr_flow_attrs,
+};
+
+static struct attribute *sdr_flow_counter_attrs[] = {
+	&sdr_fa_tx_packets.attr.attr,
+	&sdr_fa_tx_bytes.attr.attr,
+	&sdr_fa_rx_packets.attr.attr,
+	&sdr_fa_rx_bytes.attr.attr,
+	&sdr_fa_rx_dropped.attr.attr,
+	&sdr_fa_retransmits.attr.attr,
+	&sdr_fa_timeouts.attr.attr,
+	&sdr_fa_acks_tx.attr.attr,
+	&sdr_fa_acks_rx.attr.attr,
+	&sdr_fa_nacks_tx.attr.attr,
+	&sdr_fa_nacks_rx.attr.attr,
+	&sdr_fa_rnr_tx.attr.attr,
+	&sdr_fa_rnr_rx.attr.attr,
+	&sdr_fa_spurious_retx.attr.attr,
+	&sdr_fa_msgs_sent.attr.attr,
+	&sdr_fa_msgs_received.attr.attr,
+	&sdr_fa_msgs_failed.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group sdr_flow_counter_group = {
+	.name = "counters",
+	.attrs = sdr_flow_counter_attrs,
+};
+
+static const struct attribute_group *sdr_flow_groups[] = {
+	&sdr_flow_group,
+	&sdr_flow_counter_group,
+	NULL,
+};
+
+static void sdr_flow_kobj_release(struct kobject *kobj)
+{
+	struct sdr_flow_kobj *fk = container_of(kobj, struct sdr_flow_kobj,
+						kobj);
+
+	sdr_flow_put(fk->flow);
+	kfree(fk);
+}
+
+static struct kobj_type sdr_flow_ktype = {
+	.release	= sdr_flow_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= sdr_flow_groups,
+};
+
+int sdr_sysfs_add_flow(struct sdr_flow *flow)
+{
+	struct sdr_flow_kobj *fk;
+	int ret;
+
+	fk = kzalloc(sizeof(*fk), GFP_KERNEL);
+	if (!fk)
+		return -ENOMEM;
+	sdr_flow_get(flow);
+	fk->flow = flow;
+	ret = kobject_init_and_add(&fk->kobj, &sdr_flow_ktype,
+				   flow->sdev->flows_kobj, "%u", flow->id);
+	if (ret) {
+		kobject_put(&fk->kobj);
+		return ret;
+	}
+	flow->kobj = &fk->kobj;
+	return 0;
+}
+
+/* Removes flows/<id>; after it returns no attribute method runs. */
+void sdr_sysfs_del_flow(struct sdr_flow *flow)
+{
+	struct kobject *kobj = xchg(&flow->kobj, NULL);
+
+	if (!kobj)
+		return;
+	kobject_del(kobj);
+	kobject_put(kobj);
 }
 
 int sdr_sysfs_init(void)
