@@ -216,6 +216,19 @@ static int sdr_ioc_send_post(struct sdr_ctx *ctx, void *p)
 	return sdr_send_post(ctx, arg);
 }
 
+static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
+{
+	struct sdr_flow_modify *arg = p;
+	struct sdr_flow *flow = arg->flow_id ?
+				xa_load(&ctx->flows, arg->flow_id) : NULL;
+
+	if (!flow)
+		return -ENOENT;
+	if (!(arg->flags & SDR_FLOW_MODIFY_POLICY))
+		return -EINVAL;
+	return sdr_flow_set_policy(flow, arg->policy);
+}
+
 struct sdr_ioctl_op {
 	u32	size;		/* the struct this kernel knows (also V1) */
 	u32	flags;		/* flags it accepts */
@@ -243,6 +256,9 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
 		SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
 		true, sdr_ioc_send_post },
+	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] = {
+		SDR_FLOW_MODIFY_SIZE_V1, SDR_FLOW_MODIFY_POLICY, false,
+		sdr_ioc_flow_modify },
 };
 
 union sdr_ioctl_buf {
@@ -254,6 +270,7 @@ union sdr_ioctl_buf {
 	struct sdr_recv_post		recv_post;
 	struct sdr_recv_complete	recv_complete;
 	struct sdr_send_post		send_post;
+	struct sdr_flow_modify		flow_modify;
 };
 
 static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

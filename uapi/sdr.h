@@ -27,7 +27,15 @@
  * sdr_recv_state are valid once SDR_RECV_F_STARTED is seen (acquire) in
  * flags.  The ring's tail is stored with release after the entry is
  * written; the process loads tail with acquire and stores head with release
- * once it has consumed entries.
+ * once it has consumed entries.  A slot's state is stored with release
+ * after its status; load state with acquire before reading status.
+ *
+ * poll(2)/epoll on the fd: readable (EPOLLIN) while the completion ring
+ * holds entries; EPOLLERR | EPOLLHUP once the bound device is gone; an
+ * unbound context reports EPOLLERR.
+ *
+ * Completions come in the order work finishes, not the order it was
+ * posted: a message with holes may complete after a later whole one.
  *
  * Every ioctl argument starts with __u32 size, __u32 flags; the ioctl
  * numbers do not encode the size (as in iommufd), so structs can grow.  The kernel
@@ -145,7 +153,7 @@ struct sdr_endpoint {
 
 /*
  * SDR_IOC_FLOW_CREATE - create a flow.
- * in:  policy (SDR_POLICY_*); mtu (0: the port's; else 256..4096, a power
+ * in:  policy (SDR_POLICY_NONE or SDR_POLICY_SR in this version); mtu (0: the port's; else 256..4096, a power
  *      of two, at most the port's); chunk_size (bytes per bitmap bit: a
  *      multiple of payload, at most 1024 packets; 0: 16 packets);
  *      max_msg_size (1..1 GiB); max_msgs (1..1024).
@@ -216,10 +224,14 @@ struct sdr_recv_state {
 
 /*
  * SDR_IOC_FLOW_CONNECT - give the flow its peer.
+ * The peer's policy is informative: each message carries its own.
  * errors: EISCONN already connected; EINVAL bad magic or ABI, payload,
- *      chunk_size, max_msg_size, max_msgs or policy differ from this
- *      flow's; EHOSTUNREACH no route to the peer's GID (address handle
- *      creation failed).
+ *      chunk_size, max_msg_size or max_msgs differ from this flow's, a
+ *      zero or out-of-range flow id or QPN; EHOSTUNREACH the address
+ *      handle for the peer's GID cannot be created (no route).  A peer
+ *      that is routable but absent is only found by traffic: policy SR
+ *      fails the flow after the dead-peer time (module parameter
+ *      dead_ms).
  */
 struct sdr_flow_connect {
 	__u32 size;
@@ -320,7 +332,9 @@ struct sdr_recv_complete {
  *                          addr is where those bytes start.
  *   SDR_SEND_STREAM_END    as CONT, and these are the last bytes.
  * Without stream flags: one-shot, msg_len is ignored and len is the
- * message length.  Ready lengths other than the last must be multiples of
+ * message length.  A streamed message always ends with STREAM_END, which
+ * may carry len 0 when START or CONT already made every byte ready;
+ * START may carry len 0 (nothing ready yet).  Ready lengths other than the last must be multiples of
  * the flow's payload.  Region data must not change until the send
  * completes.
  * errors: ENOTCONN flow not connected; EAGAIN max_msgs sends in flight or
@@ -349,6 +363,24 @@ struct sdr_send_post {
 };
 #define SDR_SEND_POST_SIZE_V1	sizeof(struct sdr_send_post)
 
+/*
+ * SDR_IOC_FLOW_MODIFY - change a live flow.
+ * flags: SDR_FLOW_MODIFY_POLICY: policy applies to messages posted from
+ *        now on (each message carries its policy; the receiver follows
+ *        it per message), so nothing in flight is lost or changed.
+ * errors: EINVAL no flag, or policy unknown; EOPNOTSUPP a policy this
+ *        module does not implement.
+ */
+#define SDR_FLOW_MODIFY_POLICY	(1U << 0)
+
+struct sdr_flow_modify {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 policy;
+};
+#define SDR_FLOW_MODIFY_SIZE_V1	sizeof(struct sdr_flow_modify)
+
 #define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
 #define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
 #define SDR_IOC_FLOW_CONNECT	_IO(SDR_IOC_MAGIC, 0x02)
@@ -357,5 +389,6 @@ struct sdr_send_post {
 #define SDR_IOC_RECV_POST	_IO(SDR_IOC_MAGIC, 0x05)
 #define SDR_IOC_RECV_COMPLETE	_IO(SDR_IOC_MAGIC, 0x06)
 #define SDR_IOC_SEND_POST	_IO(SDR_IOC_MAGIC, 0x07)
+#define SDR_IOC_FLOW_MODIFY	_IO(SDR_IOC_MAGIC, 0x08)
 
 #endif /* _UAPI_SDR_H */

@@ -382,6 +382,20 @@ int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info)
 	return ret;
 }
 
+int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy)
+{
+	struct sdr_flow_modify m;
+
+	if (!flow)
+		return -EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.flags = SDR_FLOW_MODIFY_POLICY;
+	m.flow_id = flow->props.flow_id;
+	m.policy = policy;
+	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_MODIFY, &m);
+}
+
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep)
 {
 	if (!flow || !ep)

@@ -93,6 +93,8 @@ int sdr_flow_destroy(struct sdr_flow *flow);
 int sdr_flow_props(const struct sdr_flow *flow, struct sdr_flow_props *props);
 /* SDR_IOC_FLOW_INFO: state and counters (struct from uapi/sdr.h). */
 int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info);
+/* Policy of messages posted from now on (SDR_IOC_FLOW_MODIFY). */
+int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
 /* The endpoint blob to give the peer: sizeof(struct sdr_endpoint) bytes. */
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep);
 int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer);

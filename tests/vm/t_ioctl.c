@@ -162,6 +162,20 @@ static int fill_send(struct env_fixture *self, void *buf)
 	return self->fa;
 }
 
+static int fill_modify(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_create a, b;
+	struct sdr_flow_modify *m = buf;
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	memset(m, 0, sizeof(*m));
+	m->size = sizeof(*m);
+	m->flags = SDR_FLOW_MODIFY_POLICY;
+	m->flow_id = a.flow_id;
+	m->policy = SDR_POLICY_SR;
+	return self->fa;
+}
+
 static const struct cmd_desc cmds[] = {
 	{ "BIND", SDR_IOC_BIND, sizeof(struct sdr_bind),
 	  offsetof(struct sdr_bind, __reserved), fill_bind },
@@ -179,6 +193,8 @@ static const struct cmd_desc cmds[] = {
 	  offsetof(struct sdr_recv_complete, __reserved), fill_recv_complete },
 	{ "SEND_POST", SDR_IOC_SEND_POST, sizeof(struct sdr_send_post),
 	  offsetof(struct sdr_send_post, __reserved), fill_send },
+	{ "FLOW_MODIFY", SDR_IOC_FLOW_MODIFY, sizeof(struct sdr_flow_modify),
+	  -1, fill_modify },
 };
 
 static void size_matrix(struct env_fixture *self, const struct cmd_desc *d)
@@ -274,7 +290,7 @@ TEST(unknown_ioctl_enotty)
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
-	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x08), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x09), &b), ENOTTY);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC + 1, 0x00), &b), ENOTTY);
 	/* The size must not be encoded: _IOWR of a known nr is another ioctl. */
 	EXPECT_ERRNO(ioctl(fd, _IOWR(SDR_IOC_MAGIC, 0x00, struct sdr_bind), &b), ENOTTY);
@@ -481,7 +497,9 @@ TEST_F(env, connect_errors)
 	BADEP(ep.chunk_size *= 2, EINVAL);
 	BADEP(ep.max_msg_size /= 2, EINVAL);
 	BADEP(ep.max_msgs += 1, EINVAL);
-	BADEP(ep.policy = SDR_POLICY_SR, EINVAL);
+	BADEP(ep.policy = SDR_POLICY_ADAPTIVE + 1, EINVAL);
+	BADEP(ep.flow_id = 0, EINVAL);
+	BADEP(ep.qpn = 0, EINVAL);
 	/* A GID nobody has: no route, or at least no hang. */
 	ep = b.ep;
 	memset(ep.gid, 0, sizeof(ep.gid));
