@@ -38,10 +38,14 @@ FIXTURE_SETUP(pair)
 {
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
 				    .max_msg_size = MAX_MSG, .max_msgs = 4 };
+	const char *pol = getenv("SDR_TEST_POLICY");
 	struct sdr_endpoint es, er;
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	/* The same transfers under another policy (the SR netem boots). */
+	if (pol)
+		ASSERT_EQ(sdr_policy_parse(pol, &fa.policy), 0);
 	self->cs = sdr_open(dev0(), NULL);
 	ASSERT_TRUE(self->cs);
 	self->cr = sdr_open(dev1(), NULL);
@@ -87,6 +91,9 @@ static uint32_t random_size(uint64_t *rng)
 }
 
 /* Post message i; 0, or -EAGAIN when the flow has no send to spare. */
+/* When nonzero, post_msg() flips the sender's policy every n messages. */
+static uint32_t switch_every;
+
 static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 		    uint32_t slot)
 {
@@ -100,6 +107,12 @@ static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 
 	random_fill(src, len, SEED ^ i);
 	m->hash = hash64(src, len);
+	if (switch_every && i % switch_every == 0) {
+		ret = sdr_flow_set_policy(self->fs, (i / switch_every) % 2 ?
+					  SDR_POLICY_SR : SDR_POLICY_NONE);
+		if (ret)
+			return ret;
+	}
 	switch (m->mode) {
 	case M_REGION:
 		return sdr_send_post(self->fs, off, len, i, i, &seq);
@@ -329,6 +342,17 @@ static uint32_t size_medium(uint32_t i, uint64_t *rng)
 TEST_F_T(pair, random_1000_region, 900)
 {
 	transfer(self, 1000, size_random, M_REGION);
+}
+
+/*
+ * The sender switches its flow's policy every 7 messages while up to
+ * max_msgs are in flight: every message still arrives whole and intact.
+ */
+TEST_F_T(pair, policy_switch_live_200, 300)
+{
+	switch_every = 7;
+	transfer(self, 200, size_medium, M_REGION);
+	switch_every = 0;
 }
 
 TEST_F_T(pair, user_pointer_100, 300)
