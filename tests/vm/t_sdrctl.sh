@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# sdrctl against the live module: devices match sysfs, a running sdr_perf
+# pair shows up as flows with its pids and policy and moving counters,
+# defaults are range-checked by the kernel and restored, usage errors exit 2.
+. "$(dirname "$0")/lib.sh"
+
+plan 16
+sdr_load
+ctl=$TOP/tools/sdrctl
+perf=$TOP/tools/sdr_perf
+[ -x "$ctl" ] || skip_all "tools/sdrctl not built"
+[ -d /sys/class/sdr/rxe0/flows ] || skip_all "module has no flows/ in sysfs"
+
+# py CODE JSON [ARG]: run python code with j = the parsed JSON (ARG: sys.argv[2]).
+py() {
+	local expr=$1
+	shift
+	python3 -c "import json,sys; j=json.loads(sys.argv[1]); $expr" "$@"
+}
+
+# ---- sdrctl dev ----
+devs=$("$ctl" -j dev)
+diag "dev: $devs"
+check "dev -j: rxe0 and rxe1" py 'assert sorted(d["dev"] for d in j) == ["rxe0", "rxe1"]' "$devs"
+for d in rxe0 rxe1; do
+	check "dev -j: $d gid, gid_index, port, mtu match sysfs" py "
+d = [x for x in j if x['dev'] == '$d'][0]
+assert d['gid'] == '$(cat /sys/class/sdr/$d/gid)', d
+assert d['gid_index'] == $(cat /sys/class/sdr/$d/gid_index)
+assert d['port'] == 1 and d['mtu'] == $(cat /sys/class/sdr/$d/mtu)
+assert isinstance(d['nr_flows'], int)" "$devs"
+done
+check "dev -j -p: the same data, indented" \
+	py 'assert j == json.loads(sys.argv[2]) and "\n    " in sys.argv[2]' "$devs" "$("$ctl" -j -p dev)"
+
+# ---- flows during an sdr_perf run ----
+srv_out=$(mktemp)
+cli_out=$(mktemp)
+"$perf" -d rxe1 -q >"$srv_out" 2>&1 &
+spid=$!
+sleep 1
+"$perf" -d rxe0 -q -P none -s 64K -D 12 198.18.0.2 >"$cli_out" 2>&1 &
+cpid=$!
+# Wait for both flows to be connected, then take every reading while the
+# run lasts; python only afterwards (it takes a second to start under TCG).
+for _ in $(seq 40); do
+	flows=$("$ctl" -j flow)
+	[ "$(grep -o '"state":"connected"' <<<"$flows" | wc -l)" -ge 2 ] && break
+	sleep 0.25
+done
+sleep 1
+later=$("$ctl" -j flow dev rxe0)
+text=$("$ctl" flow show dev rxe0)
+stats=$("$ctl" -j stats -s dev rxe0)
+fid=$(sed -n "s|^rxe0/\([0-9]*\): pid $cpid .*|\1|p" <<<"$text")
+perr=$("$ctl" set flow "rxe0/$fid" policy bogus 2>&1)
+prc=$?
+pol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
+diag "flows: $flows"
+check "flow -j: the client's flow on rxe0 with its pid, policy none, connected" py "
+f = [x for x in j if x['dev'] == 'rxe0' and x['owner_pid'] == $cpid]
+assert len(f) == 1, f
+assert f[0]['policy'] == 'none' and f[0]['state'] == 'connected', f
+assert f[0]['owner_uid'] == $(id -u)
+assert f[0]['peer']['gid'] == '$(cat /sys/class/sdr/rxe1/gid)', f[0]['peer']" "$flows"
+check "flow -j: the server's flow on rxe1 with its pid, peer = the client's flow" py "
+c = [x for x in j if x['owner_pid'] == $cpid][0]
+s = [x for x in j if x['dev'] == 'rxe1' and x['owner_pid'] == $spid]
+assert len(s) == 1, s
+s = s[0]
+assert s['policy'] == 'none' and s['state'] == 'connected'
+assert s['peer']['flow_id'] == c['id'] and c['peer']['flow_id'] == s['id']" "$flows"
+cid=$(py 'print([x for x in j if x["owner_pid"] == '"$cpid"'][0]["id"])' "$flows")
+check "flow -j: the client's tx_bytes and msgs_sent move between two reads" py "
+a = [x for x in json.loads(sys.argv[2]) if x['id'] == $cid][0]['counters']
+b = [x for x in j if x['id'] == $cid][0]['counters']
+assert b['tx_bytes'] > a['tx_bytes'] and b['msgs_sent'] > a['msgs_sent'], (a, b)" \
+	"$later" "$flows"
+check "flow text: rxe0/$cid with pid and policy" \
+	grep -E "^rxe0/$cid: pid $cpid .*policy none state connected" <<<"$text"
+check "stats -j -s: device counters, drops, and the client's flow" py "
+d = j[0]
+assert d['dev'] == 'rxe0' and d['counters']['tx_packets'] > 0
+assert all(isinstance(v, int) for v in d['drops'].values()) and d['drops']
+assert $cid in [f['id'] for f in d['flows']]" "$stats"
+good=0
+[ "$prc" = 1 ] && [ "$pol" = none ] &&
+	grep -qF "set flow rxe0/$fid policy bogus: Invalid argument" <<<"$perr" && good=1
+check "set flow rxe0/$fid policy bogus: exit 1, Invalid argument, policy kept" test $good = 1
+diag "set flow: rc $prc: $perr"
+wait "$cpid"
+crc=$?
+wait "$spid"
+src=$?
+check "the sdr_perf pair exits 0" test "$crc/$src" = 0/0
+[ "$crc/$src" = 0/0 ] || { sed 's/^/# client: /' "$cli_out"; sed 's/^/# server: /' "$srv_out"; }
+check "flow -j: no flows left after the run" py 'assert j == [], j' "$("$ctl" -j flow)"
+rm -f "$srv_out" "$cli_out"
+
+# ---- defaults ----
+p=/sys/module/sdr/parameters/none_idle_ms
+old=$(cat $p)
+err=$("$ctl" set default none_idle_ms 0 2>&1)
+rc=$?
+diag "set default none_idle_ms 0: rc $rc: $err"
+good=0
+[ $rc = 1 ] && [ "$(cat $p)" = "$old" ] &&
+	grep -qF 'sdrctl: set default none_idle_ms 0: Invalid argument (out of range)' <<<"$err" &&
+	good=1
+check "set default none_idle_ms 0: exit 1, 'Invalid argument (out of range)', value kept" \
+	test $good = 1
+new=$((old + 7))
+"$ctl" set default none_idle_ms "$new"
+rc=$?
+good=0
+[ $rc = 0 ] && [ "$(cat $p)" = $new ] &&
+	py "assert j == [{'name': 'none_idle_ms', 'value': $new, 'writable': True}], j" \
+		"$("$ctl" -j default none_idle_ms)" && good=1
+check "set default none_idle_ms $new: exit 0, sysfs and sdrctl default agree" test $good = 1
+"$ctl" set default none_idle_ms "$old"
+check "set default: restored to $old" test "$(cat $p)" = "$old"
+
+# ---- usage ----
+"$ctl" frobnicate >/dev/null 2>&1
+rc1=$?
+"$ctl" set default none_idle_ms >/dev/null 2>&1
+rc2=$?
+check "unknown object and a missing VALUE exit 2" test "$rc1/$rc2" = 2/2
+done_testing
