@@ -99,6 +99,10 @@ struct sdr_dev {
 	struct ib_qp		*qp;
 	u32			mtu;		/* IB MTU when the QP was made */
 	bool			rx_stopped;	/* do not repost receives */
+	bool			stopping;	/* sdr_net_stop() began */
+	bool			tx_paused;	/* QP recovering (tx_lock) */
+	struct mutex		qp_mutex;	/* QP state changes vs. its destruction */
+	struct work_struct	resume_work;	/* SQE -> RTS after a send error */
 
 	/* Receive buffers: a GRH slot and a page each, always posted. */
 	struct sdr_rx		*rx;

@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -32,6 +33,7 @@ struct sdr_rx {
 	struct page		*page;
 	u64			dma;
 	unsigned int		idx;
+	bool			posted;		/* its completion is still due */
 };
 
 struct sdr_tx {
@@ -70,8 +72,13 @@ static int sdr_rx_post(struct sdr_rx *rx)
 		.sg_list	= sge,
 		.num_sge	= 2,
 	};
+	int ret;
 
-	return ib_post_recv(sdev->qp, &wr, NULL);
+	WRITE_ONCE(rx->posted, true);
+	ret = ib_post_recv(sdev->qp, &wr, NULL);
+	if (ret)
+		WRITE_ONCE(rx->posted, false);
+	return ret;
 }
 
 /* The source GID of a received packet, from the GRH slot. */
@@ -105,6 +112,7 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 len;
 	int ret;
 
+	WRITE_ONCE(rx->posted, false);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
@@ -193,8 +201,11 @@ static void sdr_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		sdr_dev_count(sdev, SDR_DEV_TX_BYTES, tx->bytes);
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
 		sdr_dev_count(sdev, SDR_DEV_TX_ERRORS, 1);
-		pr_err_ratelimited("%s: send completion error %s\n",
-				   sdev->name, ib_wc_status_msg(wc->status));
+		pr_info_ratelimited("%s: send completion error %s, resuming the send queue\n",
+				    sdev->name, ib_wc_status_msg(wc->status));
+		/* A UD send error stops the send queue (SQE): resume it. */
+		if (!READ_ONCE(sdev->stopping))
+			queue_work(sdr_wq, &sdev->resume_work);
 	}
 	if (tx->msg)
 		sdr_flow_tx_done(tx->flow, tx->msg, ok);
@@ -301,7 +312,8 @@ void sdr_net_tx_kick(struct sdr_dev *sdev)
 	int ret;
 
 	spin_lock_bh(&sdev->tx_lock);
-	while (sdev->qp && !sdev->dying && !list_empty(&sdev->tx_flows) &&
+	while (sdev->qp && !sdev->dying && !sdev->tx_paused &&
+	       !list_empty(&sdev->tx_flows) &&
 	       !list_empty(&sdev->tx_free)) {
 		flow = list_first_entry(&sdev->tx_flows, struct sdr_flow,
 					tx_node);
@@ -355,7 +367,8 @@ int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	if (WARN_ON_ONCE(len > SDR_TX_BUF_LEN - SDR_WIRE_HDR_LEN))
 		return -EINVAL;
 	spin_lock_bh(&sdev->tx_lock);
-	if (!sdev->qp || sdev->dying || list_empty(&sdev->tx_free)) {
+	if (!sdev->qp || sdev->dying || sdev->tx_paused ||
+	    list_empty(&sdev->tx_free)) {
 		spin_unlock_bh(&sdev->tx_lock);
 		return -EAGAIN;
 	}
@@ -382,6 +395,91 @@ int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	if (ret)
 		sdr_tx_release(tx);
 	return ret;
+}
+
+static int sdr_qp_ready(struct sdr_dev *sdev);
+
+static bool sdr_rx_all_back(struct sdr_dev *sdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdev->nr_rx; i++)
+		if (READ_ONCE(sdev->rx[i].posted))
+			return false;
+	return true;
+}
+
+/*
+ * Bring the QP back to RTS from SQE or ERR, keeping its number (peers
+ * know it).  Sends are paused and the receive handlers stop reposting;
+ * once every posted buffer came back flushed (so no completion of the old
+ * queues is left), RESET empties the queues, the QP is readied again and
+ * every buffer is posted anew.  Packets lost meanwhile are the reliability
+ * policy's business, as on the wire.
+ */
+static void sdr_net_recover(struct sdr_dev *sdev)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
+	struct ib_qp_init_attr init;
+	unsigned int i, lost = 0;
+	int ret, waited;
+
+	if (!ib_query_qp(sdev->qp, &attr, IB_QP_STATE, &init)) {
+		if (attr.qp_state == IB_QPS_RTS)
+			return;
+		/* SQE -> RTS is the cheap way back, where the device has it. */
+		if (attr.qp_state == IB_QPS_SQE) {
+			attr.qp_state = IB_QPS_RTS;
+			if (!ib_modify_qp(sdev->qp, &attr, IB_QP_STATE))
+				return;
+		}
+	}
+
+	spin_lock_bh(&sdev->tx_lock);
+	sdev->tx_paused = true;
+	spin_unlock_bh(&sdev->tx_lock);
+	WRITE_ONCE(sdev->rx_stopped, true);
+	synchronize_rcu();
+	attr.qp_state = IB_QPS_ERR;
+	ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
+	for (waited = 0; waited < 200; waited++) {
+		if (sdr_rx_all_back(sdev) && !atomic_read(&sdev->tx_inflight))
+			break;
+		msleep(10);
+	}
+	attr.qp_state = IB_QPS_RESET;
+	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
+	if (!ret)
+		ret = sdr_qp_ready(sdev);
+	if (ret) {
+		pr_err("%s: cannot recover the QP: %d\n", sdev->name, ret);
+		return;		/* stays paused: flows fail by dead-peer time */
+	}
+	WRITE_ONCE(sdev->rx_stopped, false);
+	for (i = 0; i < sdev->nr_rx; i++) {
+		/* Still out after the wait: RESET dropped it, or it is late. */
+		if (READ_ONCE(sdev->rx[i].posted)) {
+			lost++;
+			continue;
+		}
+		sdr_rx_post(&sdev->rx[i]);
+	}
+	spin_lock_bh(&sdev->tx_lock);
+	sdev->tx_paused = false;
+	spin_unlock_bh(&sdev->tx_lock);
+	pr_info("%s: QP %u recovered (%u receive buffers not back)\n",
+		sdev->name, sdev->qp->qp_num, lost);
+}
+
+static void sdr_net_resume_work(struct work_struct *work)
+{
+	struct sdr_dev *sdev = container_of(work, struct sdr_dev, resume_work);
+
+	mutex_lock(&sdev->qp_mutex);
+	if (sdev->qp && !sdev->stopping)
+		sdr_net_recover(sdev);
+	mutex_unlock(&sdev->qp_mutex);
+	sdr_net_tx_kick(sdev);
 }
 
 static int sdr_qp_ready(struct sdr_dev *sdev)
@@ -527,6 +625,8 @@ int sdr_net_init(struct sdr_dev *sdev)
 	sdev->mtu = sdr_dev_mtu(sdev);
 	if (sdev->mtu < 256 || sdev->mtu > PAGE_SIZE)
 		return -EOPNOTSUPP;
+	mutex_init(&sdev->qp_mutex);
+	INIT_WORK(&sdev->resume_work, sdr_net_resume_work);
 
 	sdev->pd = ib_alloc_pd(sdev->ibdev, 0);
 	if (IS_ERR(sdev->pd)) {
@@ -621,17 +721,24 @@ void sdr_net_stop(struct sdr_dev *sdev)
 	 * the grace period none still holds a stale rx_stopped == false, so
 	 * none reposts to the QP about to be destroyed.
 	 */
+	mutex_lock(&sdev->qp_mutex);
+	WRITE_ONCE(sdev->stopping, true);
 	WRITE_ONCE(sdev->rx_stopped, true);
 	synchronize_rcu();
 	ib_modify_qp(qp, &attr, IB_QP_STATE);
+	mutex_unlock(&sdev->qp_mutex);
 	if (!wait_event_timeout(sdev->tx_wait,
 				!atomic_read(&sdev->tx_inflight), 10 * HZ))
 		pr_err("%s: %d sends never completed\n", sdev->name,
 		       atomic_read(&sdev->tx_inflight));
 
+	/* Completions are done, so nothing queues the resume work again. */
+	cancel_work_sync(&sdev->resume_work);
+	mutex_lock(&sdev->qp_mutex);
 	spin_lock_bh(&sdev->tx_lock);
 	sdev->qp = NULL;
 	spin_unlock_bh(&sdev->tx_lock);
+	mutex_unlock(&sdev->qp_mutex);
 	ib_destroy_qp(qp);
 	ib_free_cq(sdev->recv_cq);
 	sdev->recv_cq = NULL;

@@ -533,6 +533,11 @@ static void run_sender(struct run *r)
 		while ((ret = ctl_recv(&c, 0)) > 0) {
 			if (c.type == CTL_CREDIT && c.v > credits)
 				credits = c.v;
+			/* Under SR the receiver may finish first: keep its report. */
+			if (c.type == CTL_RESULT) {
+				r->peer = c.r;
+				r->have_peer = true;
+			}
 		}
 		if (ret < 0)
 			die(EXIT_ERR, "control connection: %s", strerror(-ret));
@@ -933,7 +938,7 @@ int main(int argc, char **argv)
 
 	/* The final exchange: both report both views. */
 	ret = ctl_send(CTL_RESULT, 0, &r.me);
-	while (!ret) {
+	while (!ret && !r.have_peer) {
 		ret = ctl_recv(&c, CTL_TIMEOUT_MS);
 		if (ret == 1 && c.type == CTL_RESULT) {
 			r.peer = c.r;

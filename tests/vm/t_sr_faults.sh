@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Policy SR against faults a long-haul link has: ACKs lost (netem on the
+# receiver's egress only), the link down for 2 s mid-transfer, and the peer
+# device removed mid-transfer (both ends must report an error within the
+# dead-peer time, nothing hangs, the module unloads).
+. "$(dirname "$0")/lib.sh"
+
+plan 10
+sdr_load
+perf=$TOP/tools/sdr_perf
+tmp=$(mktemp -d)
+port=18600
+
+jfield() {	# jfield FILE KEY: a top-level field of the last line's JSON
+	tail -n 1 "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])" 2>/dev/null
+}
+
+# run_pair NAME CLIENT-ARGS...: server on rxe1, client on rxe0, both --verify.
+run_pair() {
+	local name=$1
+	shift
+	port=$((port + 1))
+	"$perf" -d rxe1 -P sr -p "$port" --verify >"$tmp/$name.srv" 2>&1 &
+	spid=$!
+	sleep 1
+	"$perf" -d rxe0 -P sr -p "$port" --verify --json "$@" 198.18.0.2 >"$tmp/$name.cli" 2>&1 &
+	cpid=$!
+}
+
+# 1. ACK loss: 20% of what rxe1 sends (ACKs, NACKs) is dropped.
+tc qdisc add dev veth1 root netem loss 20% limit 100000
+run_pair ackloss -s 1M -n 50
+wait "$cpid"; crc=$?
+wait "$spid"; src=$?
+tc qdisc del dev veth1 root
+tail -n 3 "$tmp/ackloss.cli" | sed 's/^/# /'
+check "ACK loss: both ends exit 0" test "$crc/$src" = 0/0
+check "ACK loss: 50 messages, verify_errors 0, failed 0" \
+	test "$(jfield "$tmp/ackloss.cli" messages)/$(jfield "$tmp/ackloss.cli" verify_errors)/$(jfield "$tmp/ackloss.cli" failed_messages)" = 50/0/0
+retx=$(jfield "$tmp/ackloss.cli" retransmitted_packets)
+check "ACK loss: the sender had to retransmit" test "${retx:-0}" -gt 0
+
+# 2. The link goes down for 2 s in the middle of a transfer.
+run_pair linkdown -s 1M -n 150
+sleep 3
+ip link set veth0 down
+sleep 2
+ip link set veth0 up
+wait "$cpid"; crc=$?
+wait "$spid"; src=$?
+tail -n 3 "$tmp/linkdown.cli" | sed 's/^/# /'
+check "link down 2 s: both ends exit 0" test "$crc/$src" = 0/0
+check "link down 2 s: 150 messages, verify_errors 0, failed 0" \
+	test "$(jfield "$tmp/linkdown.cli" messages)/$(jfield "$tmp/linkdown.cli" verify_errors)/$(jfield "$tmp/linkdown.cli" failed_messages)" = 150/0/0
+
+# 3. The receiver's device disappears mid-transfer.
+echo 3000 >/sys/module/sdr/parameters/dead_ms
+run_pair devgone -s 1M -n 100000
+sleep 3
+start=$SECONDS
+rdma link delete rxe1
+# dead_ms (3 s) plus the tools' own give-up time; never a hang.
+for _ in $(seq 60); do
+	kill -0 "$cpid" 2>/dev/null || kill -0 "$spid" 2>/dev/null || break
+	sleep 1
+done
+took=$((SECONDS - start))
+kill -0 "$cpid" 2>/dev/null && { kill -9 "$cpid"; diag "client hung"; }
+kill -0 "$spid" 2>/dev/null && { kill -9 "$spid"; diag "server hung"; }
+wait "$cpid"; crc=$?
+wait "$spid"; src=$?
+diag "both ends gone ${took}s after the delete (client $crc, server $src)"
+tail -n 3 "$tmp/devgone.cli" | sed 's/^/# client: /'
+tail -n 3 "$tmp/devgone.srv" | sed 's/^/# server: /'
+check "device gone: both ends exit within 60 s" test "$took" -lt 60
+check "device gone: the client reports an error" test "$crc" != 0
+check "device gone: the server reports an error" test "$src" != 0
+check "device gone: sdr unloads" rmmod sdr
+check "rxe1 comes back and sdr binds it again" \
+	sh -c "rdma link add rxe1 type rxe netdev veth1 && insmod $KO && test -d /sys/class/sdr/rxe1"
+rm -rf "$tmp"
+done_testing
