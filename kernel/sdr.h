@@ -305,6 +305,8 @@ struct sdr_flow {
 	size_t			sr_rx_size;	/* bytes of one */
 	struct hrtimer		sr_timer;
 	u64			sr_timer_at;	/* its expiry, 0 if not armed */
+	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */
+	u64			sr_data_ns;	/* last SR DATA from the peer */
 
 	struct sdr_flow_stats	stats;
 	struct kobject		*kobj;		/* flows/<id> in sysfs */

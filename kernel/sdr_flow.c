@@ -28,6 +28,7 @@
 #include "sdr.h"
 #include "sdr_bitmap.h"
 #include "sdr_flow.h"
+#include "sdr_trace.h"
 
 #define SDR_STATE_HDR	64
 
@@ -351,7 +352,9 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->peer_qkey = le32_to_cpu(p->qkey);
 	flow->peer_flow = le32_to_cpu(p->flow_id);
 	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
+	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
 	flow->state = SDR_FLOW_CONNECTED;
+	flow->sr_heard_ns = ktime_get_ns();
 	spin_unlock_bh(&flow->lock);
 	return 0;
 }
@@ -385,6 +388,7 @@ static void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 		.status		= status,
 	};
 
+	trace_sdr_msg_done(flow->id, type == SDR_CQE_RECV, seq, len, status);
 	if (flow->ctx)
 		sdr_ctx_cq_push(flow->ctx, &cqe);
 }
@@ -1077,6 +1081,7 @@ static void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status)
  */
 void sdr_flow_end(struct sdr_flow *flow, u32 state)
 {
+	trace_sdr_flow_state(flow->id, flow->state, state);
 	flow->state = state;
 	sdr_flow_flush_rx(flow, SDR_STATUS_FAILED);
 	sdr_flow_flush_tx(flow, SDR_STATUS_FAILED);

@@ -20,6 +20,7 @@
 
 #include "sdr.h"
 #include "sdr_flow.h"
+#include "sdr_trace.h"
 
 /* Floor for the timer: an engine deadline of "now" must not spin. */
 #define SDR_SR_TIMER_MIN_NS	(50 * NSEC_PER_USEC)
@@ -60,6 +61,27 @@ static void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
 	flow->sr_timer_at = deadline_ns;
 	hrtimer_start(&flow->sr_timer, ns_to_ktime(deadline_ns),
 		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Trace the packets the engine declared lost since @t0/@n0 were read. */
+static void sdr_srk_trace_lost(struct sdr_flow *flow, u32 seq, u64 t0, u64 n0)
+{
+	if (flow->sr.st.timeouts != t0)
+		trace_sdr_pkt_lost(flow->id, seq, flow->sr.st.timeouts - t0, false);
+	if (flow->sr.st.nack_lost != n0)
+		trace_sdr_pkt_lost(flow->id, seq, flow->sr.st.nack_lost - n0, true);
+}
+
+/*
+ * The engine times a dead peer per message, from the message's last ACK
+ * progress.  A message that waits for its turn behind others (the
+ * in-flight budget is the flow's) must not count that wait: the peer is
+ * dead only when the flow heard nothing from it for dead_ns.
+ */
+static void sdr_srk_heard(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	if (msg->sr.last_progress_ns < flow->sr_heard_ns)
+		msg->sr.last_progress_ns = flow->sr_heard_ns;
 }
 
 /* Queue a control packet about message @seq; dropped if the queue is full. */
@@ -121,6 +143,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	ret = sdr_sr_rx_data(&flow->sr, &slot->sr, pkt, now);
 	if (ret < 0)
 		return -ret;
+	flow->sr_data_ns = now;
 	if ((ret & SDR_SR_RX_NEW) && slot->state == SDR_RECV_ACTIVE) {
 		sdr_slot_land(flow, idx, pkt, payload);
 		if (ret & SDR_SR_RX_COMPLETE)
@@ -171,12 +194,14 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 		    const u8 *payload)
 {
 	struct sdr_txmsg *msg = sdr_srk_find(flow, pkt->msg_seq);
+	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
 	u64 now = ktime_get_ns();
 	struct sdr_ack ack;
 	int ret;
 
 	if (!msg)
 		return SDR_DROP_STALE;	/* finished already: a late copy */
+	flow->sr_heard_ns = now;
 	if (pkt->type == SDR_PKT_RNR) {
 		sdr_sr_tx_rnr(&flow->sr, &msg->sr, now);
 	} else {
@@ -185,6 +210,7 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			return -ret;
 		sdr_sr_tx_ack(&flow->sr, &msg->sr, pkt, &ack, now);
 	}
+	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
 	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
 	return 0;
 }
@@ -211,14 +237,21 @@ static bool sdr_srk_gated(struct sdr_flow *flow, struct sdr_txmsg *msg)
 bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 		     struct sdr_pkt *pkt)
 {
+	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
 	struct sdr_sr_txd txd;
+	int ret;
 
 	if (msg->sr.status || sdr_srk_gated(flow, msg))
 		return false;
-	if (sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd) != 1) {
+	sdr_srk_heard(flow, msg);
+	ret = sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd);
+	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
+	if (ret != 1) {
 		sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
 		return false;
 	}
+	if (txd.flags & SDR_PKT_F_RETX)
+		trace_sdr_retransmit(flow->id, msg->seq, txd.idx, txd.offset);
 	pkt->flags = txd.flags;
 	pkt->offset = txd.offset;
 	pkt->payload_len = txd.len;
@@ -239,6 +272,7 @@ enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
 	struct sdr_txmsg *msg;
 	bool dead_peer = false;
 	u64 now, dead_ns;
+	int ret;
 	u32 i;
 
 	spin_lock_bh(&flow->lock);
@@ -249,9 +283,14 @@ enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
 	dead_ns = flow->sr.cfg.dead_ns;
 
 	list_for_each_entry(msg, &flow->tx_msgs, node) {
+		u64 t0 = flow->sr.st.timeouts;
+
 		if (msg->policy != SDR_POLICY_SR || msg->flushed)
 			continue;
-		if (sdr_sr_tx_poll(&flow->sr, &msg->sr, now) == -ETIMEDOUT)
+		sdr_srk_heard(flow, msg);
+		ret = sdr_sr_tx_poll(&flow->sr, &msg->sr, now);
+		sdr_srk_trace_lost(flow, msg->seq, t0, flow->sr.st.nack_lost);
+		if (ret == -ETIMEDOUT)
 			dead_peer = true;
 		else if (!msg->sr.status)
 			sdr_srk_arm(flow, sdr_srk_gated(flow, msg) ?
@@ -264,14 +303,16 @@ enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
 		if (s->policy != SDR_POLICY_SR ||
 		    (s->state != SDR_RECV_ACTIVE && s->state != SDR_RECV_DONE))
 			continue;
+		/* Dead only if no DATA came for any of the flow's messages. */
 		if (s->state == SDR_RECV_ACTIVE && dead_ns &&
-		    now - s->sr.last_ts_ns >= dead_ns) {
+		    now - max(s->sr.last_ts_ns, flow->sr_data_ns) >= dead_ns) {
 			dead_peer = true;
 			continue;
 		}
 		sdr_srk_rx_say(flow, i, now, &q);
 		if (s->state == SDR_RECV_ACTIVE && dead_ns)
-			sdr_srk_arm(flow, s->sr.last_ts_ns + dead_ns);
+			sdr_srk_arm(flow, max(s->sr.last_ts_ns, flow->sr_data_ns) +
+				    dead_ns);
 	}
 	if (dead_peer) {
 		pr_info_ratelimited("flow %u: peer silent for %u ms, failing the flow\n",

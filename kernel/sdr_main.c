@@ -16,6 +16,9 @@
 
 #include "sdr.h"
 
+#define CREATE_TRACE_POINTS
+#include "sdr_trace.h"
+
 /* Guards sdr_devs. */
 DEFINE_MUTEX(sdr_devs_lock);
 LIST_HEAD(sdr_devs);

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdr tracepoints: tracefs events/sdr/, usable with bpftrace.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM sdr
+
+#if !defined(_SDR_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _SDR_TRACE_H
+
+#include <linux/tracepoint.h>
+
+/* A DATA packet sent again (SR): one event per retransmission. */
+TRACE_EVENT(sdr_retransmit,
+	TP_PROTO(u32 flow, u32 seq, u32 pkt, u32 offset),
+	TP_ARGS(flow, seq, pkt, offset),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, seq)
+		__field(u32, pkt)
+		__field(u32, offset)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->seq = seq;
+		__entry->pkt = pkt;
+		__entry->offset = offset;
+	),
+	TP_printk("flow=%u seq=%u pkt=%u offset=%u", __entry->flow,
+		  __entry->seq, __entry->pkt, __entry->offset)
+);
+
+/* Packets of a message declared lost (SR): by timeout or by a NACK. */
+TRACE_EVENT(sdr_pkt_lost,
+	TP_PROTO(u32 flow, u32 seq, u32 count, bool nack),
+	TP_ARGS(flow, seq, count, nack),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, seq)
+		__field(u32, count)
+		__field(bool, nack)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->seq = seq;
+		__entry->count = count;
+		__entry->nack = nack;
+	),
+	TP_printk("flow=%u seq=%u count=%u by=%s", __entry->flow,
+		  __entry->seq, __entry->count,
+		  __entry->nack ? "nack" : "timeout")
+);
+
+/* A message completed (status ok) or failed (any other status). */
+TRACE_EVENT(sdr_msg_done,
+	TP_PROTO(u32 flow, bool recv, u32 seq, u32 len, u8 status),
+	TP_ARGS(flow, recv, seq, len, status),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(bool, recv)
+		__field(u32, seq)
+		__field(u32, len)
+		__field(u8, status)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->recv = recv;
+		__entry->seq = seq;
+		__entry->len = len;
+		__entry->status = status;
+	),
+	TP_printk("flow=%u %s seq=%u len=%u status=%s", __entry->flow,
+		  __entry->recv ? "recv" : "send", __entry->seq, __entry->len,
+		  __print_symbolic(__entry->status, { 0, "ok" },
+				   { 1, "partial" }, { 2, "failed" },
+				   { 3, "flushed" }))
+);
+
+/* A flow changed state (idle, connected, closed, failed). */
+TRACE_EVENT(sdr_flow_state,
+	TP_PROTO(u32 flow, u32 old_state, u32 new_state),
+	TP_ARGS(flow, old_state, new_state),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, old_state)
+		__field(u32, new_state)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->old_state = old_state;
+		__entry->new_state = new_state;
+	),
+	TP_printk("flow=%u %s -> %s", __entry->flow,
+		  __print_symbolic(__entry->old_state, { 0, "idle" },
+				   { 1, "connected" }, { 2, "closed" },
+				   { 3, "failed" }),
+		  __print_symbolic(__entry->new_state, { 0, "idle" },
+				   { 1, "connected" }, { 2, "closed" },
+				   { 3, "failed" }))
+);
+
+#endif /* _SDR_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#define TRACE_INCLUDE_FILE sdr_trace
+#include <trace/define_trace.h>

@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Tracepoints: under loss, sdr:sdr_retransmit fires once per retransmitted
+# packet (the event count equals the flow's retransmit counter), and
+# sdr:sdr_msg_done once per completed message on each side.
+. "$(dirname "$0")/lib.sh"
+
+plan 5
+sdr_load
+T=/sys/kernel/tracing
+[ -d "$T/events/sdr" ] || { not_ok "events/sdr exists in tracefs"; done_testing; }
+ok "events/sdr exists in tracefs"
+
+echo 16384 >"$T/buffer_size_kb"
+echo >"$T/trace"
+echo 1 >"$T/events/sdr/sdr_retransmit/enable"
+echo 1 >"$T/events/sdr/sdr_msg_done/enable"
+echo 1 >"$T/events/sdr/sdr_flow_state/enable"
+tc qdisc add dev veth0 root netem loss 3% limit 100000
+
+out=$(mktemp)
+"$TOP/tools/sdr_perf" -d rxe1 -P sr -p 18650 >/dev/null 2>&1 &
+spid=$!
+sleep 1
+"$TOP/tools/sdr_perf" -d rxe0 -P sr -p 18650 -s 256K -n 40 --json 198.18.0.2 >"$out" 2>&1
+wait "$spid"
+tc qdisc del dev veth0 root
+echo 0 >"$T/events/sdr/enable"
+
+retx=$(tail -n 1 "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['retransmitted_packets'])")
+events=$(grep -c 'sdr_retransmit:' "$T/trace")
+done_send=$(grep 'sdr_msg_done:' "$T/trace" | grep -c ' send .*status=ok')
+done_recv=$(grep 'sdr_msg_done:' "$T/trace" | grep -c ' recv .*status=ok')
+diag "retransmit counter $retx, sdr_retransmit events $events; msg_done send $done_send recv $done_recv"
+grep -m 2 'sdr_retransmit:' "$T/trace" | sed 's/^/# /'
+check "loss caused retransmissions" test "${retx:-0}" -gt 0
+check "one sdr_retransmit event per retransmission" test "$events" = "$retx"
+check "sdr_msg_done: 40 sends and 40 receives completed ok" test "$done_send/$done_recv" = 40/40
+check "sdr_flow_state: flows went connected" grep -q 'sdr_flow_state:.*idle -> connected' "$T/trace"
+rm -f "$out"
+echo >"$T/trace"
+done_testing
