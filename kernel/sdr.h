@@ -225,7 +225,7 @@ struct sdr_rxslot {
 	u32			pkts_done;
 	u32			chunks_done;
 	u64			user_data;
-	u64			done_at_pkt;	/* NONE: give up at rx_pkts */
+	u64			done_at_pkt;	/* NONE: give up at this stats.rx_packets */
 	struct sdr_sr_rx	sr;		/* SR receiver state */
 };
 
@@ -267,7 +267,6 @@ struct sdr_flow {
 	u32			peer_qkey;
 	u32			peer_flow;
 	union ib_gid		peer_gid;
-	struct sdr_endpoint	ep;		/* ours */
 
 	/* shared regions (vmalloc_user) */
 	u8			*recv_region;
@@ -293,7 +292,6 @@ struct sdr_flow {
 	u32			rx_next_post;	/* seq the next post takes */
 	u32			rx_posted;	/* slots not FREE */
 	u32			rx_last_seq;	/* seq of the newest DATA seen */
-	u64			rx_pkts;	/* DATA packets accepted */
 	u64			rx_reap_at;	/* smallest done_at_pkt, or 0 */
 	u64			rx_last_ns;	/* when the last one came */
 	struct hrtimer		rx_timer;	/* NONE idle completion */
@@ -316,7 +314,8 @@ struct sdr_flow {
 
 void sdr_flow_get(struct sdr_flow *flow);
 void sdr_flow_put(struct sdr_flow *flow);
-struct sdr_flow *sdr_flow_lookup_rcu(struct sdr_dev *sdev, u32 id);
+struct sdr_flow *sdr_flow_lookup_rcu(struct xarray *flows, u32 id);
+struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id);
 
 /* sdr_flow.c */
 int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg);

@@ -219,8 +219,7 @@ static int sdr_ioc_send_post(struct sdr_ctx *ctx, void *p)
 static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_modify *arg = p;
-	struct sdr_flow *flow = arg->flow_id ?
-				xa_load(&ctx->flows, arg->flow_id) : NULL;
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
 
 	if (!flow)
 		return -ENOENT;
@@ -344,9 +343,7 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 		 * regions alive instead.
 		 */
 		rcu_read_lock();
-		flow = xa_load(&ctx->flows, cookie >> 40);
-		if (flow && !kref_get_unless_zero(&flow->ref))
-			flow = NULL;
+		flow = sdr_flow_lookup_rcu(&ctx->flows, cookie >> 40);
 		rcu_read_unlock();
 		if (!flow)
 			return -EINVAL;

@@ -87,10 +87,13 @@ void sdr_flow_put(struct sdr_flow *flow)
 	kref_put(&flow->ref, sdr_flow_release);
 }
 
-/* Under rcu_read_lock(); returns the flow with a reference, or NULL. */
-struct sdr_flow *sdr_flow_lookup_rcu(struct sdr_dev *sdev, u32 id)
+/*
+ * Under rcu_read_lock(): flow @id of @flows (a device's or a context's)
+ * with a reference, or NULL.
+ */
+struct sdr_flow *sdr_flow_lookup_rcu(struct xarray *flows, u32 id)
 {
-	struct sdr_flow *flow = xa_load(&sdev->flows, id);
+	struct sdr_flow *flow = xa_load(flows, id);
 
 	if (flow && !kref_get_unless_zero(&flow->ref))
 		flow = NULL;
@@ -223,7 +226,9 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 		goto err_put;
 	}
 
-	ep = &flow->ep;
+	/* The endpoint blob is the caller's only: nothing reads it back. */
+	ep = &arg->ep;
+	memset(ep, 0, sizeof(*ep));
 	ep->magic = cpu_to_le32(SDR_EP_MAGIC);
 	ep->abi = cpu_to_le32(SDR_ABI_VERSION);
 	memcpy(ep->gid, gid.raw, sizeof(ep->gid));
@@ -251,7 +256,6 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	xa_store(&sdev->flows, id, flow, GFP_KERNEL);
 
 	arg->flow_id = id;
-	arg->ep = *ep;
 	arg->recv_offset = sdr_cookie(id, 1);
 	arg->recv_size = region;
 	arg->send_offset = sdr_cookie(id, 2);
@@ -298,7 +302,8 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 	return -EINVAL;
 }
 
-static struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
+/* Flow @id of @ctx (ctx->lock held), or NULL. */
+struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 {
 	return id ? xa_load(&ctx->flows, id) : NULL;
 }
@@ -520,7 +525,7 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 
 		if (!sdr_slot_waiting(s))
 			continue;
-		if ((s->done_at_pkt && flow->rx_pkts >= s->done_at_pkt) ||
+		if ((s->done_at_pkt && flow->stats.rx_packets >= s->done_at_pkt) ||
 		    (idle && (s->done_at_pkt || s->state == SDR_RECV_ACTIVE))) {
 			sdr_slot_complete(flow, i, SDR_STATUS_PARTIAL);
 			continue;
@@ -543,7 +548,7 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 			      const struct sdr_pkt *pkt)
 {
-	u64 window = flow->rx_pkts + sdr_none_reorder_pkts;
+	u64 window = flow->stats.rx_packets + sdr_none_reorder_pkts;
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
 
@@ -567,7 +572,7 @@ static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 	if (slot->done_at_pkt &&
 	    (!flow->rx_reap_at || slot->done_at_pkt < flow->rx_reap_at))
 		flow->rx_reap_at = slot->done_at_pkt;
-	if (flow->rx_reap_at && flow->rx_pkts >= flow->rx_reap_at)
+	if (flow->rx_reap_at && flow->stats.rx_packets >= flow->rx_reap_at)
 		sdr_none_reap(flow, false);
 }
 
@@ -643,7 +648,6 @@ void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	}
 	flow->stats.rx_packets++;
 	flow->stats.rx_bytes += pkt->payload_len;
-	flow->rx_pkts++;
 }
 
 /* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */

@@ -246,17 +246,15 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 	sdr_srk_heard(flow, msg);
 	ret = sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd);
 	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
-	if (ret != 1) {
-		sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	if (ret != 1)
 		return false;
-	}
 	if (txd.flags & SDR_PKT_F_RETX)
 		trace_sdr_retransmit(flow->id, msg->seq, txd.idx, txd.offset);
 	pkt->flags = txd.flags;
 	pkt->offset = txd.offset;
 	pkt->payload_len = txd.len;
 	pkt->ts = txd.ts;
-	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
 	return true;
 }
 

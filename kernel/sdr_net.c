@@ -141,7 +141,7 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	rcu_read_lock();
-	flow = sdr_flow_lookup_rcu(sdev, pkt.dst_flow);
+	flow = sdr_flow_lookup_rcu(&sdev->flows, pkt.dst_flow);
 	rcu_read_unlock();
 	if (!flow) {
 		sdr_dev_drop(sdev, SDR_DROP_NO_FLOW);
@@ -295,6 +295,32 @@ static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
 	return ret;
 }
 
+/* A send context can be posted now (tx_lock held). */
+static bool sdr_tx_can_post(struct sdr_dev *sdev)
+{
+	return sdev->qp && !sdev->dying && !sdev->tx_paused &&
+	       !list_empty(&sdev->tx_free);
+}
+
+/*
+ * Take a free send context for a packet of @flow (@msg for DATA, NULL
+ * for control): it holds a flow reference until sdr_tx_release().
+ * tx_lock held, sdr_tx_can_post() true.
+ */
+static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
+				   struct sdr_txmsg *msg)
+{
+	struct sdr_tx *tx = list_first_entry(&sdev->tx_free, struct sdr_tx,
+					     node);
+
+	list_del(&tx->node);
+	sdr_flow_get(flow);
+	tx->flow = flow;
+	tx->msg = msg;
+	atomic_inc(&sdev->tx_inflight);
+	return tx;
+}
+
 /*
  * Send what the queued flows have to send while send contexts last.
  * Flows take turns one packet at a time, so one flow's large message does
@@ -312,12 +338,9 @@ void sdr_net_tx_kick(struct sdr_dev *sdev)
 	int ret;
 
 	spin_lock_bh(&sdev->tx_lock);
-	while (sdev->qp && !sdev->dying && !sdev->tx_paused &&
-	       !list_empty(&sdev->tx_flows) &&
-	       !list_empty(&sdev->tx_free)) {
+	while (sdr_tx_can_post(sdev) && !list_empty(&sdev->tx_flows)) {
 		flow = list_first_entry(&sdev->tx_flows, struct sdr_flow,
 					tx_node);
-		tx = list_first_entry(&sdev->tx_free, struct sdr_tx, node);
 
 		spin_lock(&flow->lock);
 		if (!sdr_flow_tx_next(flow, &pkt, &data, &msg)) {
@@ -332,11 +355,7 @@ void sdr_net_tx_kick(struct sdr_dev *sdev)
 		spin_unlock(&flow->lock);
 		list_move_tail(&flow->tx_node, &sdev->tx_flows);
 
-		list_del(&tx->node);
-		sdr_flow_get(flow);
-		tx->flow = flow;
-		tx->msg = msg;
-		atomic_inc(&sdev->tx_inflight);
+		tx = sdr_tx_claim(sdev, flow, msg);
 		sdr_wire_encode(&pkt, tx->buf);
 		ret = sdr_tx_post(tx, flow, ah, qpn, qkey, SDR_WIRE_HDR_LEN,
 				  data, pkt.payload_len);
@@ -367,8 +386,7 @@ int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	if (WARN_ON_ONCE(len > SDR_TX_BUF_LEN - SDR_WIRE_HDR_LEN))
 		return -EINVAL;
 	spin_lock_bh(&sdev->tx_lock);
-	if (!sdev->qp || sdev->dying || sdev->tx_paused ||
-	    list_empty(&sdev->tx_free)) {
+	if (!sdr_tx_can_post(sdev)) {
 		spin_unlock_bh(&sdev->tx_lock);
 		return -EAGAIN;
 	}
@@ -381,12 +399,7 @@ int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 		spin_unlock_bh(&sdev->tx_lock);
 		return -ENOTCONN;
 	}
-	tx = list_first_entry(&sdev->tx_free, struct sdr_tx, node);
-	list_del(&tx->node);
-	sdr_flow_get(flow);
-	tx->flow = flow;
-	tx->msg = NULL;
-	atomic_inc(&sdev->tx_inflight);
+	tx = sdr_tx_claim(sdev, flow, NULL);
 	sdr_wire_encode(pkt, tx->buf);
 	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
 	ret = sdr_tx_post(tx, flow, ah, qpn, qkey, SDR_WIRE_HDR_LEN + len,
