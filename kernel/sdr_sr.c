@@ -776,12 +776,5 @@ void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts)
 	ack->cum = 0;
 	ack->base = 0;
 	ack->nbits = 0;
-	hdr->type = SDR_PKT_ACK;
-	hdr->flags = 0;
-	hdr->msg_len = 0;
-	hdr->offset = 0;
-	hdr->imm = 0;
-	hdr->ts = ts;
-	hdr->aux = SDR_ACK_F_COMPLETE;
-	hdr->payload_len = SDR_ACK_FIXED_LEN;
+	sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack, ts);
 }
