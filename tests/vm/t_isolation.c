@@ -172,19 +172,13 @@ static void stream_forever(int ready_fd)
 {
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
 				    .max_msg_size = MSG, .max_msgs = 8 };
-	struct sdr_ctx *cs = sdr_open(dev0(), NULL), *cr = sdr_open(dev1(), NULL);
+	struct sdr_ctx *cs, *cr;
 	struct sdr_flow *fs, *fr;
-	struct sdr_endpoint es, er;
 	struct sdr_completion c[16];
 	uint32_t n = 0, posted = 0, done = 0, inflight = 0;
 	int told = 0;
 
-	if (!cs || !cr)
-		_exit(20);
-	fs = sdr_flow_create(cs, &fa);
-	fr = sdr_flow_create(cr, &fa);
-	if (!fs || !fr || sdr_flow_endpoint(fs, &es) || sdr_flow_endpoint(fr, &er) ||
-	    sdr_flow_connect(fs, &er) || sdr_flow_connect(fr, &es))
+	if (flow_pair(&fa, &cs, &cr, &fs, &fr))
 		_exit(21);
 	for (;;) {
 		struct sdr_recv *h;
@@ -261,7 +255,6 @@ TEST(works_after_kill)
 				    .max_msg_size = MSG, .max_msgs = 2 };
 	struct sdr_ctx *cs, *cr;
 	struct sdr_flow *fs, *fr;
-	struct sdr_endpoint es, er;
 	struct sdr_completion c;
 	struct sdr_recv *h;
 	int64_t end;
@@ -269,16 +262,7 @@ TEST(works_after_kill)
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing");
-	cs = sdr_open(dev0(), NULL);
-	cr = sdr_open(dev1(), NULL);
-	ASSERT_TRUE(cs && cr);
-	fs = sdr_flow_create(cs, &fa);
-	fr = sdr_flow_create(cr, &fa);
-	ASSERT_TRUE(fs && fr);
-	ASSERT_EQ(sdr_flow_endpoint(fs, &es), 0);
-	ASSERT_EQ(sdr_flow_endpoint(fr, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(fs, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(fr, &es), 0);
+	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
 	ASSERT_EQ(sdr_recv_post(fr, 0, &h), 0);
 	pattern_fill(sdr_send_slot(fs, 0), 77, 0, MSG);
 	ASSERT_EQ(sdr_send_post(fs, 0, MSG, 77, 0, NULL), 0);

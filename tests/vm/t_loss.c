@@ -107,7 +107,6 @@ TEST_T(none_under_loss, 900)
 	struct sdr_ctx *cs, *cr;
 	struct sdr_flow *fs, *fr;
 	struct sdr_flow_props fp;
-	struct sdr_endpoint es, er;
 	struct sdr_recv *rh[NMSGS];
 	uint32_t posted = 0, sent = 0, sdone = 0, rdone = 0, slots_free = NMSGS_FLIGHT;
 	struct tally t = { 0 };
@@ -117,16 +116,7 @@ TEST_T(none_under_loss, 900)
 
 	if (!netem_loss())
 		SKIP("no netem loss on veth0 (run under the t_loss profile)");
-	cs = sdr_open(dev0(), NULL);
-	cr = sdr_open(dev1(), NULL);
-	ASSERT_TRUE(cs && cr);
-	fs = sdr_flow_create(cs, &fa);
-	fr = sdr_flow_create(cr, &fa);
-	ASSERT_TRUE(fs && fr);
-	ASSERT_EQ(sdr_flow_endpoint(fs, &es), 0);
-	ASSERT_EQ(sdr_flow_endpoint(fr, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(fs, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(fr, &es), 0);
+	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
 	ASSERT_EQ(sdr_flow_props(fs, &fp), 0);
 	/* Each send slot holds one message's pattern; refill per message. */
 	last = now_us();

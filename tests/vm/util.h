@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sdr.h"
+#include "libsdr.h"
 
 static inline const char *dev0(void)
 {
@@ -296,6 +297,28 @@ static inline int raw_ring_next(struct raw_ring *r, struct sdr_cqe *out,
 			return 0;
 		usleep(1000);
 	}
+}
+
+/*
+ * A context on each device (dev0 sends, dev1 receives), one flow in each,
+ * connected to each other.  0, or -1 if any step failed (whatever was
+ * opened is left to the process's exit).
+ */
+static inline int flow_pair(const struct sdr_flow_attr *fa,
+			    struct sdr_ctx **cs, struct sdr_ctx **cr,
+			    struct sdr_flow **fs, struct sdr_flow **fr)
+{
+	struct sdr_endpoint es, er;
+
+	*cs = sdr_open(dev0(), NULL);
+	*cr = sdr_open(dev1(), NULL);
+	*fs = *cs ? sdr_flow_create(*cs, fa) : NULL;
+	*fr = *cr ? sdr_flow_create(*cr, fa) : NULL;
+	if (!*fs || !*fr || sdr_flow_endpoint(*fs, &es) ||
+	    sdr_flow_endpoint(*fr, &er) || sdr_flow_connect(*fs, &er) ||
+	    sdr_flow_connect(*fr, &es))
+		return -1;
+	return 0;
 }
 
 #endif /* SDR_TEST_UTIL_H */
