@@ -40,7 +40,6 @@
 #define SDR_MAX_MSGS		1024
 #define SDR_MAX_MSG_SIZE	(1U << 30)
 #define SDR_MAX_CHUNK_PKTS	1024
-#define SDR_DEFAULT_CHUNK_PKTS	16
 #define SDR_TX_SGE		3	/* header + a payload spanning 2 pages */
 
 /* Module parameters (sdr_main.c). */
@@ -49,6 +48,8 @@ extern unsigned int sdr_send_depth;
 extern unsigned int sdr_max_region_mb;
 extern unsigned int sdr_none_idle_ms;
 extern unsigned int sdr_none_reorder_pkts;
+extern unsigned int sdr_default_policy;
+extern unsigned int sdr_chunk_pkts;
 extern unsigned int sdr_rto_min_us;
 extern unsigned int sdr_rto_max_us;
 extern unsigned int sdr_rto_init_us;

@@ -115,6 +115,8 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 {
 	u32 payload;
 
+	if (arg->policy == SDR_POLICY_DEFAULT)
+		arg->policy = READ_ONCE(sdr_default_policy);
 	if (arg->policy > SDR_POLICY_ADAPTIVE)
 		return -EINVAL;
 	if (arg->policy != SDR_POLICY_NONE && arg->policy != SDR_POLICY_SR)
@@ -125,7 +127,7 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 		return -EINVAL;
 	payload = arg->mtu - SDR_WIRE_HDR_LEN;
 	if (!arg->chunk_size)
-		arg->chunk_size = SDR_DEFAULT_CHUNK_PKTS * payload;
+		arg->chunk_size = READ_ONCE(sdr_chunk_pkts) * payload;
 	if (arg->chunk_size % payload ||
 	    arg->chunk_size / payload > SDR_MAX_CHUNK_PKTS)
 		return -EINVAL;

@@ -66,6 +66,7 @@
 #define SDR_POLICY_SR		1	/* selective repeat */
 #define SDR_POLICY_EC		2	/* erasure coding, SR fallback */
 #define SDR_POLICY_ADAPTIVE	3	/* adaptive loss detection */
+#define SDR_POLICY_DEFAULT	0xffffffffU	/* flow create: the module's default_policy */
 
 #define SDR_GID_LEN		16
 #define SDR_DEVNAME_LEN		64
@@ -153,13 +154,15 @@ struct sdr_endpoint {
 
 /*
  * SDR_IOC_FLOW_CREATE - create a flow.
- * in:  policy (SDR_POLICY_NONE or SDR_POLICY_SR in this version); mtu (0: the port's; else 256..4096, a power
- *      of two, at most the port's); chunk_size (bytes per bitmap bit: a
- *      multiple of payload, at most 1024 packets; 0: 16 packets);
- *      max_msg_size (1..1 GiB); max_msgs (1..1024).
+ * in:  policy (SDR_POLICY_NONE or SDR_POLICY_SR in this version, or
+ *      SDR_POLICY_DEFAULT for the module parameter default_policy); mtu
+ *      (0: the port's; else 256..4096, a power of two, at most the
+ *      port's); chunk_size (bytes per bitmap bit: a multiple of payload,
+ *      at most 1024 packets; 0: the module parameter chunk_pkts packets,
+ *      16 unless changed); max_msg_size (1..1 GiB); max_msgs (1..1024).
  * out: flow_id, payload (message bytes per packet = mtu - header), the
- *      actual chunk_size and mtu, the endpoint to give the peer, and the
- *      layout of the three mappings.
+ *      actual policy, chunk_size and mtu, the endpoint to give the peer,
+ *      and the layout of the three mappings.
  * errors: EINVAL an attribute out of range or chunk_size not a multiple of
  *      payload; EOPNOTSUPP policy not implemented by this module; ENOSPC
  *      the completion ring cannot hold 2 * max_msgs more completions

@@ -373,6 +373,48 @@ TEST(bind_errors_and_outputs)
 	close(fd);
 }
 
+/* Write a module parameter; returns 0 or -1. */
+static int set_param(const char *name, unsigned int v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/module/sdr/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%u\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* SDR_POLICY_DEFAULT and chunk_size 0 take the module's defaults. */
+TEST_F(env, flow_create_defaults)
+{
+	struct sdr_flow_create c;
+
+	ASSERT_EQ(set_param("default_policy", SDR_POLICY_SR), 0);
+	ASSERT_EQ(set_param("chunk_pkts", 8), 0);
+	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.policy, SDR_POLICY_SR);
+	EXPECT_EQ(c.ep.policy, SDR_POLICY_SR);
+	EXPECT_EQ(c.chunk_size, 8 * c.payload);
+	/* Out of range: refused, the old value stays. */
+	EXPECT_NE(set_param("default_policy", SDR_POLICY_ADAPTIVE + 1), 0);
+	EXPECT_NE(set_param("chunk_pkts", 0), 0);
+	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.policy, SDR_POLICY_SR);
+	EXPECT_EQ(c.chunk_size, 8 * c.payload);
+	ASSERT_EQ(set_param("default_policy", SDR_POLICY_NONE), 0);
+	ASSERT_EQ(set_param("chunk_pkts", 16), 0);
+	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.policy, SDR_POLICY_NONE);
+	EXPECT_EQ(c.chunk_size, 16 * c.payload);
+}
+
 TEST_F(env, flow_create_errors_and_outputs)
 {
 	struct sdr_flow_create c;
