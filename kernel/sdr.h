@@ -11,6 +11,7 @@
  *   sdr_devs_lock (mutex, sdr_main.c)
  *     sdr_dev.rwsem (users vs. removal)
  *       sdr_ctx.lock (mutex)
+ *         sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
  *         sdr_dev.tx_lock (spinlock, _bh)
  *           sdr_flow.lock (spinlock, _bh)
  *             sdr_ctx.cq_lock (spinlock, _bh)
@@ -60,6 +61,9 @@ extern unsigned int sdr_ack_delay_us;
 extern unsigned int sdr_max_inflight;
 extern unsigned int sdr_reorder_us;
 extern unsigned int sdr_nack_interval_us;
+extern unsigned int sdr_ec_k;
+extern unsigned int sdr_ec_m;
+extern unsigned int sdr_ec_beta_pct;
 
 enum sdr_dev_counter {
 	SDR_DEV_TX_PACKETS,
@@ -71,6 +75,9 @@ enum sdr_dev_counter {
 	SDR_DEV_CTRL_DROPPED,	/* control packets not sent (no send context) */
 	SDR_DEV_NR_COUNTERS
 };
+
+/* per-flow counters the device also shows as totals (sdr_sysfs.c) */
+#define SDR_DEV_FLOW_SUMS	16
 
 struct sdr_tx;
 struct sdr_rx;
@@ -129,6 +136,14 @@ struct sdr_dev {
 
 	atomic64_t		counters[SDR_DEV_NR_COUNTERS];
 	atomic64_t		drops[SDR_DROP_NR];
+
+	/*
+	 * Device totals of per-flow counters: the live flows' plus these,
+	 * left by flows already destroyed.  stats_lock makes a flow count
+	 * either live or retired, never both or neither.
+	 */
+	spinlock_t		stats_lock;
+	u64			retired[SDR_DEV_FLOW_SUMS];
 };
 
 extern struct mutex sdr_devs_lock;
@@ -213,6 +228,7 @@ struct sdr_txmsg {
 	u64			user_data;
 	struct sdr_sr_tx	sr;		/* SR sender state */
 	void			*sr_mem;	/* its per-packet arrays */
+	u8			*par_buf;	/* EC: parity rows, built as sent */
 };
 
 /* Kernel-private part of a receive slot (the public part is shared). */
@@ -228,6 +244,8 @@ struct sdr_rxslot {
 	u64			user_data;
 	u64			done_at_pkt;	/* NONE: give up at this stats.rx_packets */
 	struct sdr_sr_rx	sr;		/* SR receiver state */
+	u8			**ec_par;	/* EC: parity payloads held, or NULL */
+	u32			ec_par_n;	/* entries of ec_par */
 };
 
 /* Per-flow counters beyond the engine's (flow->lock). */
@@ -306,8 +324,10 @@ struct sdr_flow {
 	u64			sr_timer_at;	/* its expiry, 0 if not armed */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */
 	u64			sr_data_ns;	/* last SR DATA from the peer */
+	u8			*ec_pad;	/* EC: a zero-padded short packet */
 
 	struct sdr_flow_stats	stats;
+	bool			retired;	/* counted in sdev->retired */
 	struct kobject		*kobj;		/* flows/<id> in sysfs */
 	struct work_struct	free_work;
 	struct rcu_head		rcu;
@@ -352,6 +372,7 @@ int sdr_sysfs_add_dev(struct sdr_dev *sdev);
 void sdr_sysfs_del_dev(struct sdr_dev *sdev);
 int sdr_sysfs_add_flow(struct sdr_flow *flow);
 void sdr_sysfs_del_flow(struct sdr_flow *flow);
+void sdr_sysfs_retire_flow(struct sdr_flow *flow);
 
 int sdr_cdev_init(void);
 void sdr_cdev_exit(void);

@@ -61,6 +61,7 @@ static void sdr_flow_free_work(struct work_struct *work)
 {
 	struct sdr_flow *flow = container_of(work, struct sdr_flow, free_work);
 	struct ib_ah *ah = xchg(&flow->ah, NULL);
+	u32 i;
 
 	if (ah)
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
@@ -68,6 +69,10 @@ static void sdr_flow_free_work(struct work_struct *work)
 	vfree(flow->send_region);
 	vfree(flow->state_area);
 	kvfree(flow->sr_rx_mem);
+	if (flow->slots)
+		for (i = 0; i < flow->max_msgs; i++)
+			sdr_eck_rx_release(flow, i);
+	kfree(flow->ec_pad);
 	kfree(flow->slots);
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
@@ -119,7 +124,7 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 		arg->policy = READ_ONCE(sdr_default_policy);
 	if (arg->policy > SDR_POLICY_ADAPTIVE)
 		return -EINVAL;
-	if (arg->policy != SDR_POLICY_NONE && arg->policy != SDR_POLICY_SR)
+	if (!sdr_policy_supported(arg->policy))
 		return -EOPNOTSUPP;
 	if (!arg->mtu)
 		arg->mtu = sdev->mtu;
@@ -204,8 +209,10 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	if (!flow->slots || !flow->recv_region || !flow->send_region ||
 	    !flow->state_area)
 		goto err_put;
-	/* Every flow can run SR: its policy may be switched while live. */
+	/* Every flow can run SR and EC: its policy may be switched live. */
 	sdr_srk_cfg(flow);
+	if (sdr_eck_flow_init(flow))
+		goto err_put;
 	flow->sr_rx_size = ALIGN(sdr_sr_rx_size(flow->max_msg_size,
 						flow->payload), 8);
 	flow->sr_rx_mem = kvcalloc(flow->max_msgs, flow->sr_rx_size,
@@ -395,7 +402,12 @@ static void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 		.status		= status,
 	};
 
-	trace_sdr_msg_done(flow->id, type == SDR_CQE_RECV, seq, len, status);
+	if (status == SDR_STATUS_OK || status == SDR_STATUS_PARTIAL)
+		trace_sdr_msg_done(flow->id, type == SDR_CQE_RECV, seq, len,
+				   status);
+	else
+		trace_sdr_msg_failed(flow->id, type == SDR_CQE_RECV, seq, len,
+				     status);
 	if (flow->ctx)
 		sdr_ctx_cq_push(flow->ctx, &cqe);
 }
@@ -406,6 +418,7 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 
 	slot->state = SDR_RECV_DONE;
+	sdr_eck_rx_release(flow, idx);
 	WRITE_ONCE(st->status, status);
 	smp_store_release(&st->state, SDR_RECV_DONE);
 	if (flow->rx_posted)
@@ -421,6 +434,7 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 /* May run under flow->lock: kvfree defers vfree out of atomic context. */
 static void sdr_txmsg_free(struct sdr_txmsg *msg)
 {
+	kvfree(msg->par_buf);
 	kvfree(msg->sr_mem);
 	kvfree(msg->staging);
 	kfree(msg);
@@ -493,6 +507,7 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 		/* Abandoned before its completion: give back its ring room. */
 		sdr_ctx_cq_unreserve(ctx);
 		flow->rx_posted--;
+		sdr_eck_rx_release(flow, arg->slot);
 	}
 	slot->state = SDR_RECV_FREE;
 	smp_store_release(&sdr_slot_state(flow, arg->slot)->state,
@@ -627,13 +642,19 @@ static void sdr_slot_start(struct sdr_flow *flow, u32 idx,
 void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload)
 {
+	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
+	       payload, pkt->payload_len);
+	sdr_slot_mark(flow, idx, pkt->offset / flow->payload, pkt->payload_len);
+}
+
+/* Packet @pi (@len bytes) of slot @idx is in place: publish its bits. */
+void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
+{
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
-	u32 pi = pkt->offset / flow->payload, chunk;
+	u32 chunk;
 
-	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
-	       payload, pkt->payload_len);
 	/* The bytes are in place before the bit says so. */
 	smp_mb__before_atomic();
 	set_bit(pi, pbits);
@@ -649,7 +670,7 @@ void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		WRITE_ONCE(st->chunks_done, slot->chunks_done);
 	}
 	flow->stats.rx_packets++;
-	flow->stats.rx_bytes += pkt->payload_len;
+	flow->stats.rx_bytes += len;
 }
 
 /* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */
@@ -660,22 +681,22 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	int reason;
 	u32 idx;
 
-	if (pkt->policy != SDR_WIRE_POLICY_NONE &&
-	    pkt->policy != SDR_WIRE_POLICY_SR)
+	if (!sdr_policy_supported(pkt->policy))
 		return SDR_DROP_POLICY;
 	reason = -sdr_wire_check_geometry(pkt, flow->payload,
 					  flow->max_msg_size);
 	if (reason)
 		return reason;
-	if (pkt->flags & SDR_PKT_F_PARITY)
-		return SDR_DROP_FLAGS;	/* no EC on this flow */
+	if ((pkt->flags & SDR_PKT_F_PARITY) &&
+	    pkt->policy != SDR_WIRE_POLICY_EC)
+		return SDR_DROP_FLAGS;	/* parity only in EC messages */
 
 	idx = pkt->msg_seq % flow->max_msgs;
 	slot = &flow->slots[idx];
 	if (slot->state == SDR_RECV_FREE || slot->seq != pkt->msg_seq) {
 		reason = (s32)(pkt->msg_seq - flow->rx_next_post) >= 0 ?
 			 SDR_DROP_NO_RECV : SDR_DROP_STALE;
-		if (pkt->policy == SDR_WIRE_POLICY_SR)
+		if (sdr_policy_arq(pkt->policy))
 			sdr_srk_rx_unmatched(flow, pkt, reason, q);
 		return reason;
 	}
@@ -686,7 +707,7 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	else if (pkt->msg_len != slot->msg_len)
 		return SDR_DROP_MSGLEN;
 
-	if (slot->policy == SDR_POLICY_SR)
+	if (sdr_policy_arq(slot->policy))
 		return sdr_srk_rx_data(flow, idx, pkt, payload, q);
 
 	/* NONE */
@@ -815,10 +836,10 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 			.msg_len	= msg->msg_len,
 			.imm		= msg->imm,
 		};
-		if (msg->policy == SDR_POLICY_SR) {
+		if (sdr_policy_arq(msg->policy)) {
 			if (!now)
 				now = ktime_get_ns();
-			if (!sdr_srk_tx_next(flow, msg, now, pkt))
+			if (!sdr_srk_tx_next(flow, msg, now, pkt, data))
 				continue;
 		} else {
 			if (msg->next_off == msg->msg_len || none_blocked)
@@ -833,9 +854,9 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 			pkt->payload_len = len;
 			pkt->offset = msg->next_off;
 			pkt->ts = (u32)(ktime_get_ns() / NSEC_PER_USEC);
+			*data = msg->data + pkt->offset;
 			msg->next_off += len;
 		}
-		*data = msg->data + pkt->offset;
 		*msgp = msg;
 		msg->pkts_posted++;
 		flow->stats.tx_packets++;
@@ -856,7 +877,7 @@ void sdr_flow_finish_tx(struct sdr_flow *flow)
 	u8 status;
 
 	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
-		if (msg->policy == SDR_POLICY_SR) {
+		if (sdr_policy_arq(msg->policy)) {
 			if (!msg->sr.status || msg->pkts_done != msg->pkts_posted)
 				continue;
 			status = msg->sr.status == SDR_SR_DONE ?
@@ -939,7 +960,7 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	msg->streaming = stream;
 	msg->uptr = uptr;
 	msg->policy = READ_ONCE(flow->policy);
-	if (msg->policy == SDR_POLICY_SR) {
+	if (sdr_policy_arq(msg->policy)) {
 		ret = sdr_srk_tx_init(flow, msg);
 		if (ret)
 			goto err_free;
@@ -1025,6 +1046,8 @@ static int sdr_send_part(struct sdr_flow *flow, struct sdr_send_post *arg,
 		}
 	}
 	msg->ready = ready;
+	if (sdr_policy_arq(msg->policy))
+		sdr_sr_tx_set_limit(&msg->sr, ready);
 	if (end)
 		msg->streaming = false;
 	ret = 0;
@@ -1143,6 +1166,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
 	if (tell_peer && connected)
 		sdr_net_send_ctrl(sdev, flow, &close, NULL, 0);
+	sdr_sysfs_retire_flow(flow);
 	if (xa_erase(&sdev->flows, flow->id))
 		atomic_dec(&sdev->nr_flows);
 	ctx->cq_budget -= 2 * flow->max_msgs;
@@ -1190,6 +1214,8 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 	arg->rx_bytes = flow->stats.rx_bytes;
 	arg->rx_dropped = flow->stats.rx_dropped;
 	arg->retransmits = flow->sr.st.retx_pkts;
+	arg->parity_sent = flow->sr.st.parity_tx;
+	arg->recovered = flow->sr.st.ec_recovered;
 	spin_unlock_bh(&flow->lock);
 	return 0;
 }
@@ -1199,7 +1225,7 @@ int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
 {
 	if (policy > SDR_POLICY_ADAPTIVE)
 		return -EINVAL;
-	if (policy != SDR_POLICY_NONE && policy != SDR_POLICY_SR)
+	if (!sdr_policy_supported(policy))
 		return -EOPNOTSUPP;
 	spin_lock_bh(&flow->lock);
 	flow->policy = policy;

@@ -44,6 +44,7 @@ void sdr_srk_cfg(struct sdr_flow *flow)
 	cfg.reorder_ns = (u64)READ_ONCE(sdr_reorder_us) * NSEC_PER_USEC;
 	cfg.nack_interval_ns = (u64)READ_ONCE(sdr_nack_interval_us) *
 			       NSEC_PER_USEC;
+	cfg.ec_beta_pct = READ_ONCE(sdr_ec_beta_pct);
 	if (cfg.rto_min_ns > cfg.rto_max_ns)
 		cfg.rto_min_ns = cfg.rto_max_ns;
 	sdr_sr_flow_init(&flow->sr, &cfg);
@@ -137,15 +138,38 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		    const u8 *payload, struct sdr_ctrlq *q)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
+	bool active = slot->state == SDR_RECV_ACTIVE;
 	u64 now = ktime_get_ns();
+	u8 *par = NULL;
+	u32 g = 0;
 	int ret;
 
+	/* EC parity needs a copy of its payload before the engine counts it */
+	if ((pkt->flags & SDR_PKT_F_PARITY) && active &&
+	    pkt->policy == SDR_WIRE_POLICY_EC) {
+		par = sdr_eck_rx_buf(flow, payload);
+		if (!par)
+			return SDR_DROP_NOMEM;
+	}
 	ret = sdr_sr_rx_data(&flow->sr, &slot->sr, pkt, now);
-	if (ret < 0)
+	if (ret < 0) {
+		kfree(par);
 		return -ret;
+	}
 	flow->sr_data_ns = now;
-	if ((ret & SDR_SR_RX_NEW) && slot->state == SDR_RECV_ACTIVE) {
-		sdr_slot_land(flow, idx, pkt, payload);
+	if (slot->sr.ec_k)
+		g = pkt->offset / flow->payload / slot->sr.ec_k;
+	if (ret & SDR_SR_RX_PARITY && par)
+		sdr_eck_rx_keep(flow, idx, pkt, par, now);
+	else
+		kfree(par);
+	if (active) {
+		if (ret & SDR_SR_RX_NEW)
+			sdr_slot_land(flow, idx, pkt, payload);
+		if (ret & SDR_SR_RX_FREE_PAR)
+			sdr_eck_rx_free_group(flow, idx, g);
+		if (ret & SDR_SR_RX_DECODE)
+			ret |= sdr_eck_rx_decode(flow, idx, g, now);
 		if (ret & SDR_SR_RX_COMPLETE)
 			sdr_slot_complete(flow, idx, SDR_STATUS_OK);
 	}
@@ -184,7 +208,7 @@ static struct sdr_txmsg *sdr_srk_find(struct sdr_flow *flow, u32 seq)
 	struct sdr_txmsg *msg;
 
 	list_for_each_entry(msg, &flow->tx_msgs, node)
-		if (msg->seq == seq && msg->policy == SDR_POLICY_SR)
+		if (msg->seq == seq && sdr_policy_arq(msg->policy))
 			return msg;
 	return NULL;
 }
@@ -215,33 +239,35 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	return 0;
 }
 
-/* Allocate and start the sender state of a new SR message (may sleep). */
+/*
+ * Allocate and start the sender state of a new SR or EC message (may
+ * sleep).  A streamed message sends new packets only below msg->ready.
+ */
 int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
+	int ret;
+
 	msg->sr_mem = kvzalloc(sdr_sr_tx_size(msg->msg_len, flow->payload),
 			       GFP_KERNEL);
 	if (!msg->sr_mem)
 		return -ENOMEM;
-	return sdr_sr_tx_init(&flow->sr, &msg->sr, msg->msg_len, msg->sr_mem,
-			      ktime_get_ns());
+	ret = sdr_sr_tx_init(&flow->sr, &msg->sr, msg->msg_len, msg->sr_mem,
+			     ktime_get_ns());
+	if (ret)
+		return ret;
+	sdr_sr_tx_set_limit(&msg->sr, msg->ready);
+	return msg->policy == SDR_POLICY_EC ? sdr_eck_tx_init(flow, msg) : 0;
 }
 
-/* The engine may send only what a streamed message has made ready. */
-static bool sdr_srk_gated(struct sdr_flow *flow, struct sdr_txmsg *msg)
-{
-	return !msg->sr.lost.count &&
-	       (u64)msg->sr.next_new * flow->payload >= msg->ready;
-}
-
-/* Next packet of SR message @msg, if the engine sends one now. */
+/* Next packet of SR or EC message @msg, if the engine sends one now. */
 bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
-		     struct sdr_pkt *pkt)
+		     struct sdr_pkt *pkt, const u8 **data)
 {
 	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
 	struct sdr_sr_txd txd;
 	int ret;
 
-	if (msg->sr.status || sdr_srk_gated(flow, msg))
+	if (msg->sr.status)
 		return false;
 	sdr_srk_heard(flow, msg);
 	ret = sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd);
@@ -255,6 +281,12 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 	pkt->offset = txd.offset;
 	pkt->payload_len = txd.len;
 	pkt->ts = txd.ts;
+	pkt->aux = txd.aux;
+	if (txd.flags & SDR_PKT_F_PARITY)
+		*data = sdr_eck_tx_parity(flow, msg, txd.idx,
+					  SDR_EC_AUX_J(txd.aux));
+	else
+		*data = msg->data + txd.offset;
 	return true;
 }
 
@@ -283,7 +315,7 @@ enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
 	list_for_each_entry(msg, &flow->tx_msgs, node) {
 		u64 t0 = flow->sr.st.timeouts;
 
-		if (msg->policy != SDR_POLICY_SR || msg->flushed)
+		if (!sdr_policy_arq(msg->policy) || msg->flushed)
 			continue;
 		sdr_srk_heard(flow, msg);
 		ret = sdr_sr_tx_poll(&flow->sr, &msg->sr, now);
@@ -291,14 +323,13 @@ enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
 		if (ret == -ETIMEDOUT)
 			dead_peer = true;
 		else if (!msg->sr.status)
-			sdr_srk_arm(flow, sdr_srk_gated(flow, msg) ?
-				    now + NSEC_PER_MSEC :
-				    sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+			sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr,
+							     now));
 	}
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];
 
-		if (s->policy != SDR_POLICY_SR ||
+		if (!sdr_policy_arq(s->policy) ||
 		    (s->state != SDR_RECV_ACTIVE && s->state != SDR_RECV_DONE))
 			continue;
 		/* Dead only if no DATA came for any of the flow's messages. */

@@ -79,8 +79,8 @@ SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
 SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
 	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
-SDR_PARAM(default_policy, 0, 0, 1, 0644,
-	  "Policy of flows created with SDR_POLICY_DEFAULT: 0 none, 1 sr");
+SDR_PARAM(default_policy, 0, 0, 2, 0644,
+	  "Policy of flows created with SDR_POLICY_DEFAULT: 0 none, 1 sr, 2 ec");
 SDR_PARAM(chunk_pkts, 16, 1, 1024, 0644,
 	  "Packets per bitmap chunk of flows created with chunk_size 0");
 SDR_PARAM(rto_min_us, 1000, 10, 10000000, 0644,
@@ -103,6 +103,12 @@ SDR_PARAM(nack_interval_us, 20000, 100, 10000000, 0644,
 	  "SR: time between NACK rounds of one message, us (about an RTT)");
 SDR_PARAM(max_inflight, 256, 1, 65536, 0644,
 	  "SR: packets in flight per flow (keep below the peer's recv_depth)");
+SDR_PARAM(ec_k, 32, 1, 64, 0644,
+	  "EC: data packets per submessage of messages posted from now on");
+SDR_PARAM(ec_m, 8, 1, 32, 0644,
+	  "EC: parity packets per full submessage (a short last one gets m*kg/k, at least 1)");
+SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
+	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
 SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
 	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
 
@@ -229,6 +235,7 @@ static int sdr_ib_add(struct ib_device *ibdev)
 	strscpy(sdev->name, dev_name(&ibdev->dev), sizeof(sdev->name));
 	init_rwsem(&sdev->rwsem);
 	spin_lock_init(&sdev->tx_lock);
+	spin_lock_init(&sdev->stats_lock);
 	INIT_LIST_HEAD(&sdev->tx_free);
 	INIT_LIST_HEAD(&sdev->tx_flows);
 	init_waitqueue_head(&sdev->tx_wait);

@@ -7,6 +7,7 @@
  */
 #include "sdr_sr.h"
 #include "sdr_bitmap.h"
+#include "sdr_ec.h"
 
 #define SDR_SR_W_NONE	0	/* unsent or acked */
 #define SDR_SR_W_LOST	1
@@ -39,6 +40,7 @@ void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg)
 	cfg->reorder_ns = 0;
 	cfg->nack_interval_ns = 0;
 	cfg->pkts_per_chunk = 16;
+	cfg->ec_beta_pct = 100;
 }
 
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
@@ -69,13 +71,32 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
  * sent since gets RTO << silent_rtos.  At any moment this is monotonic in
  * send time, so the flight list's head is the earliest expiry.
  */
+/*
+ * An EC message's lost packets are the parity's to repair first: the
+ * receiver NACKs the holes of a submessage it cannot decode, and the RTO
+ * waits that long more, the rest of the submessage and its parity on the
+ * wire plus beta% of an SRTT (the paper's fallback timeout).  The same
+ * for every packet of the message, so the flight list stays in expiry
+ * order.
+ */
+static u64 sdr_sr_ec_hold(const struct sdr_sr_flow *f,
+			  const struct sdr_sr_tx *m)
+{
+	if (!m->ec_k)
+		return 0;
+	return m->ec_hold_ns + div_u64(sdr_rtt_srtt(&f->rtt) *
+				       f->cfg.ec_beta_pct, 100);
+}
+
 static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 			 const struct sdr_sr_tx *m, u32 i)
 {
 	u32 shift = m->tx_ns[i] < m->last_heard_ns ? 0 :
 		    min(m->silent_rtos, f->cfg.max_backoff);
 
-	return sdr_sat_add(m->tx_ns[i], sdr_rtt_backoff(&f->rtt, shift));
+	return sdr_sat_add(m->tx_ns[i],
+			   sdr_sat_add(sdr_rtt_backoff(&f->rtt, shift),
+				       sdr_sr_ec_hold(f, m)));
 }
 
 static u32 sdr_sr_npkts(u32 msg_len, u32 pay)
@@ -181,6 +202,7 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 	m->msg_len = msg_len;
 	m->npkts = n;
 	m->pay = pay;
+	m->limit = n;
 	m->start_ns = now_ns;
 	m->last_progress_ns = now_ns;
 	m->last_heard_ns = now_ns;
@@ -203,6 +225,37 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 	memset(m->ntx, 0, n);
 	memset(m->where, SDR_SR_W_NONE, n);
 	return 0;
+}
+
+/*
+ * Make @m an EC message: after the first transmission of each
+ * submessage's k data packets come its @nparity parity packets.  Only
+ * before the first packet is handed out.
+ */
+int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
+		     u32 nparity)
+{
+	u64 pkt_ns;
+
+	if (!k || k > SDR_EC_MAX_K || !nparity || nparity > SDR_EC_MAX_M)
+		return -EINVAL;
+	if (!m->npkts || m->status || m->next_new || m->lost.count)
+		return -EINVAL;
+	m->ec_k = (u8)k;
+	m->ec_m = (u8)nparity;
+	m->ngroups = DIV_ROUND_UP(m->npkts, k);
+	m->par_g = 0;
+	m->par_j = 0;
+	pkt_ns = div_u64(((u64)(m->pay + SDR_WIRE_HDR_LEN) * f->pace_fs1024) >> 10,
+			 1000);
+	m->ec_hold_ns = (u64)(k + nparity) * pkt_ns;
+	return 0;
+}
+
+/* A streamed message may send new packets only below @ready_bytes. */
+void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes)
+{
+	m->limit = ready_bytes >= m->msg_len ? m->npkts : ready_bytes / m->pay;
 }
 
 /* Newly acked packet: returns true if it was not acked before. */
@@ -262,29 +315,122 @@ int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
 
 static bool sdr_sr_tx_has_work(struct sdr_sr_tx *m)
 {
-	while (m->next_new < m->npkts &&
+	u32 lim = min(m->limit, m->npkts);
+
+	while (m->next_new < lim &&
 	       sdr_bitmap_test(m->acked, m->npkts, m->next_new))
 		m->next_new++;
-	return m->lost.count || m->next_new < m->npkts;
+	return m->lost.count || m->next_new < lim;
+}
+
+static u32 sdr_sr_group_end(const struct sdr_sr_tx *m, u32 g)
+{
+	return min_t(u32, (g + 1) * m->ec_k, m->npkts);
+}
+
+/*
+ * Parity rows of a submessage of @kg data packets: m for a full one, and
+ * as many in proportion for the short last one (at least one), so a
+ * small message does not pay m parity packets for one of data.
+ */
+u32 sdr_sr_group_m(u32 k, u32 m, u32 kg)
+{
+	return DIV_ROUND_UP(m * kg, k);
+}
+
+/* Parity of submessage par_g is due once each of its packets went out. */
+static bool sdr_sr_parity_pending(const struct sdr_sr_tx *m)
+{
+	return m->ec_k && !m->probe && m->par_g < m->ngroups &&
+	       m->next_new >= sdr_sr_group_end(m, m->par_g);
+}
+
+/* As above, skipping submessages the receiver already has whole. */
+static bool sdr_sr_parity_due(struct sdr_sr_tx *m)
+{
+	u32 first, end;
+
+	while (sdr_sr_parity_pending(m)) {
+		first = m->par_g * m->ec_k;
+		end = sdr_sr_group_end(m, m->par_g);
+		if (m->par_j < sdr_sr_group_m(m->ec_k, m->ec_m, end - first) &&
+		    sdr_bitmap_weight_range(m->acked, m->npkts, first,
+					    end - first) < end - first)
+			return true;
+		m->par_g++;
+		m->par_j = 0;
+	}
+	return false;
+}
+
+/* Charge @len payload bytes to the pacing clock. */
+static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
+{
+	u64 cost_ps, floor_ns;
+	u32 rem;
+
+	if (!f->pace_fs1024)
+		return;
+	floor_ns = now_ns > f->pace_burst_ns ? now_ns - f->pace_burst_ns : 0;
+	if (f->pace_next_ns < floor_ns)
+		f->pace_next_ns = floor_ns;
+	cost_ps = (((u64)len + SDR_WIRE_HDR_LEN) * f->pace_fs1024) >> 10;
+	cost_ps += f->pace_frac_ps;
+	f->pace_next_ns += div_u64_rem(cost_ps, 1000, &rem);
+	f->pace_frac_ps = rem;
+}
+
+/*
+ * Parity row par_j of submessage par_g.  Parity is sent once and never
+ * tracked: a submessage it cannot repair falls back to the data's own
+ * retransmission.  It does not count against the in-flight budget.
+ */
+static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			     u64 now_ns, struct sdr_sr_txd *out)
+{
+	u32 g = m->par_g, j = m->par_j, first = g * m->ec_k;
+	u32 mg = sdr_sr_group_m(m->ec_k, m->ec_m,
+				sdr_sr_group_end(m, g) - first);
+
+	if (++m->par_j == mg) {
+		m->par_g++;
+		m->par_j = 0;
+	}
+	out->idx = g;
+	out->offset = g * m->ec_k * m->pay;
+	out->len = m->pay;
+	out->flags = SDR_PKT_F_PARITY;
+	/* the tail's last parity asks the receiver to report at once */
+	if (j == mg - 1 && !sdr_sr_tx_has_work(m))
+		out->flags |= SDR_PKT_F_ACKREQ;
+	out->ts = (u32)div_u64(now_ns, 1000);
+	out->aux = SDR_EC_AUX(m->ec_k, m->ec_m, j);
+	f->st.parity_tx++;
+	sdr_sr_pace(f, out->len, now_ns);
 }
 
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		   struct sdr_sr_txd *out)
 {
-	u64 cost_ps, floor_ns;
-	u32 i, rem;
+	bool work;
 	u8 flags = 0;
+	u32 i;
 
 	sdr_sr_tx_timers(f, m, now_ns);
 	if (m->status)
 		return m->status < 0 ? m->status : 0;
 	if (now_ns < m->rnr_until_ns)
 		return 0;
-	if (f->inflight >= f->cfg.max_inflight || (m->probe && m->inflight))
-		return 0;
 	if (f->pace_next_ns > now_ns)
 		return 0;
-	if (!sdr_sr_tx_has_work(m))
+	work = sdr_sr_tx_has_work(m);
+	if (sdr_sr_parity_due(m)) {
+		sdr_sr_tx_parity(f, m, now_ns, out);
+		return 1;
+	}
+	if (f->inflight >= f->cfg.max_inflight || (m->probe && m->inflight))
+		return 0;
+	if (!work)
 		return 0;
 
 	if (m->lost.count) {
@@ -317,20 +463,11 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		flags |= SDR_PKT_F_ACKREQ;
 	out->flags = flags;
 	out->ts = (u32)div_u64(now_ns, 1000);
+	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) : 0;
 
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
-
-	if (f->pace_fs1024) {
-		floor_ns = now_ns > f->pace_burst_ns ? now_ns - f->pace_burst_ns : 0;
-		if (f->pace_next_ns < floor_ns)
-			f->pace_next_ns = floor_ns;
-		cost_ps = (((u64)out->len + SDR_WIRE_HDR_LEN) *
-			   f->pace_fs1024) >> 10;
-		cost_ps += f->pace_frac_ps;
-		f->pace_next_ns += div_u64_rem(cost_ps, 1000, &rem);
-		f->pace_frac_ps = rem;
-	}
+	sdr_sr_pace(f, out->len, now_ns);
 	return 1;
 }
 
@@ -450,6 +587,7 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		       const struct sdr_sr_tx *m, u64 now_ns)
 {
 	u64 d = U64_MAX;
+	bool parity;
 
 	if (m->status)
 		return U64_MAX;
@@ -457,12 +595,12 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		d = sdr_sat_add(m->last_progress_ns, f->cfg.dead_ns);
 	if (m->flight.head != SDR_SR_NIL)
 		d = min(d, sdr_sr_expiry(f, m, m->flight.head));
-	/* every packet is acked, in flight, lost or unsent-and-unacked */
-	if (m->lost.count || m->nacked + m->inflight < m->npkts) {
+	parity = sdr_sr_parity_pending(m);
+	if (parity || m->lost.count || m->next_new < min(m->limit, m->npkts)) {
 		if (now_ns < m->rnr_until_ns)
 			d = min(d, m->rnr_until_ns);
-		else if (f->inflight < f->cfg.max_inflight &&
-			 !(m->probe && m->inflight))
+		else if (parity || (f->inflight < f->cfg.max_inflight &&
+				    !(m->probe && m->inflight)))
 			d = min(d, max(now_ns, f->pace_next_ns));
 		/* else: an ACK or a timeout above frees the budget */
 	}
@@ -479,24 +617,32 @@ void sdr_sr_tx_abort(struct sdr_sr_flow *f, struct sdr_sr_tx *m, int err,
 /* ------------------------------------------------------------------ */
 /* receiver */
 
+/* the receive map, then a parity mask per submessage (k >= 1) */
 size_t sdr_sr_rx_size(u32 max_len, u32 pay)
 {
+	u32 n;
+
 	if (!pay)
 		return 0;
-	return sdr_bitmap_size(sdr_sr_npkts(max_len, pay));
+	n = sdr_sr_npkts(max_len, pay);
+	return sdr_bitmap_size(n) + (((size_t)n * sizeof(u32) + 7) & ~(size_t)7);
 }
 
 void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
 		    void *mem)
 {
+	u32 n = f->cfg.pay ? sdr_sr_npkts(max_len, f->cfg.pay) : 0;
+
 	memset(r, 0, sizeof(*r));
 	r->max_len = max_len;
 	r->map = mem;
+	r->par_mask = (u32 *)((u8 *)mem + sdr_bitmap_size(n));
 	r->ack_due_ns = U64_MAX;
 	r->nack_at_ns = U64_MAX;
 	r->nack_fresh_at_ns = U64_MAX;
-	if (f->cfg.pay)
-		sdr_bitmap_zero(r->map, sdr_sr_npkts(max_len, f->cfg.pay));
+	r->ec_tail_at_ns = U64_MAX;
+	if (n)
+		sdr_bitmap_zero(r->map, n);
 }
 
 static u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
@@ -520,25 +666,231 @@ static void sdr_sr_nack_disarm(struct sdr_sr_rx *r)
 	r->nack_round = 0;
 }
 
+/*
+ * Holes below this may be NACKed.  For an EC message only those of
+ * closed submessages: the others may still be repaired by parity.
+ */
+static u32 sdr_sr_nack_horizon(const struct sdr_sr_rx *r)
+{
+	if (!r->ec_k)
+		return r->high;
+	return min(r->high, min(r->npkts, r->ec_closed * (u32)r->ec_k));
+}
+
+static int sdr_sr_rx_complete(struct sdr_sr_flow *f, struct sdr_sr_rx *r)
+{
+	r->complete = true;
+	r->complete_ack = true;
+	r->ack_now = false;
+	r->ack_due_ns = U64_MAX;
+	r->ec_tail_at_ns = U64_MAX;
+	sdr_sr_nack_disarm(r);
+	f->st.rx_done++;
+	return SDR_SR_RX_COMPLETE | SDR_SR_RX_CTRL;
+}
+
+/*
+ * Submessage @g of an EC message: its first packet, its number of data
+ * packets, and which of them are in (bit i: packet first + i).
+ */
+void sdr_sr_rx_group(const struct sdr_sr_rx *r, u32 g, u32 *first, u32 *kg,
+		     u64 *have)
+{
+	u32 i;
+
+	*first = g * r->ec_k;
+	*kg = min_t(u32, r->ec_k, r->npkts - *first);
+	*have = 0;
+	for (i = 0; i < *kg; i++)
+		if (sdr_bitmap_test(r->map, r->npkts, *first + i))
+			*have |= BIT_ULL(i);
+}
+
+static u32 sdr_sr_weight64(u64 v)
+{
+	return (u32)sdr_hweight_long((unsigned long)v);
+}
+
+/* Not whole yet, but enough data and parity in to rebuild the rest. */
+static bool sdr_sr_decodable(const struct sdr_sr_rx *r, u32 g, u32 kg,
+			     u64 have)
+{
+	u32 nd = sdr_sr_weight64(have);
+
+	return nd < kg && nd + sdr_sr_weight64(r->par_mask[g]) >= kg;
+}
+
+static bool sdr_sr_group_whole(u32 kg, u64 have)
+{
+	return sdr_sr_weight64(have) == kg;
+}
+
+/*
+ * No more parity comes for submessages below @upto (a later one's packets
+ * or its own last parity row arrived): the holes of those that cannot be
+ * decoded fall back to NACKs, sent at @nack_ns.
+ */
+static void sdr_sr_ec_close(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			    u32 upto, u64 nack_ns)
+{
+	bool holes = false;
+	u32 g, first, kg;
+	u64 have;
+
+	upto = min(upto, r->ngroups);
+	if (upto <= r->ec_closed)
+		return;
+	for (g = r->ec_closed; g < upto; g++) {
+		sdr_sr_rx_group(r, g, &first, &kg, &have);
+		if (!sdr_sr_group_whole(kg, have) &&
+		    !sdr_sr_decodable(r, g, kg, have))
+			holes = true;
+	}
+	r->ec_closed = upto;
+	if (!holes || (f->cfg.flags & SDR_SR_CFG_NO_NACK))
+		return;
+	if (r->nack_fresh_at_ns == U64_MAX) {
+		r->nack_fresh_at_ns = nack_ns;
+		r->nack_fresh_end = sdr_sr_nack_horizon(r);
+	} else {
+		r->nack_fresh_end = max(r->nack_fresh_end,
+					sdr_sr_nack_horizon(r));
+	}
+}
+
+/* The first packet of an EC message names its k and m. */
+static int sdr_sr_rx_ec_start(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
+			      u32 npkts)
+{
+	u32 k = SDR_EC_AUX_K(pkt->aux), m = SDR_EC_AUX_M(pkt->aux);
+
+	if (!k || k > SDR_EC_MAX_K || !m || m > SDR_EC_MAX_M)
+		return -SDR_DROP_EC;
+	r->ec_k = (u8)k;
+	r->ec_m = (u8)m;
+	r->ngroups = DIV_ROUND_UP(npkts, k);
+	r->ec_closed = 0;
+	memset(r->par_mask, 0, (size_t)r->ngroups * sizeof(u32));
+	return 0;
+}
+
+/* An ACKREQ that is not a new data packet: report now. */
+static void sdr_sr_rx_ackreq(struct sdr_sr_rx *r, u32 idx)
+{
+	if (r->complete) {
+		r->complete_ack = true;
+	} else {
+		r->ack_now = true;
+		r->ack_trigger = idx;
+	}
+}
+
+static int sdr_sr_rx_parity(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			    const struct sdr_pkt *pkt, u32 idx, u64 now_ns)
+{
+	u32 g = idx / r->ec_k, j = SDR_EC_AUX_J(pkt->aux), first, kg, mg;
+	int flags;
+	u64 have;
+
+	if (idx % r->ec_k)
+		return -SDR_DROP_EC;
+	sdr_sr_rx_group(r, g, &first, &kg, &have);
+	mg = sdr_sr_group_m(r->ec_k, r->ec_m, kg);
+	if (j >= mg)
+		return -SDR_DROP_EC;
+	r->last_ts = pkt->ts;
+	r->last_ts_ns = now_ns;
+	f->st.parity_rx++;
+	if (r->complete || sdr_sr_group_whole(kg, have) ||
+	    (r->par_mask[g] & BIT(j))) {
+		f->st.rx_dup++;
+		flags = SDR_SR_RX_DUP;
+	} else {
+		r->par_mask[g] |= (u32)BIT(j);
+		flags = SDR_SR_RX_PARITY;
+		if (sdr_sr_decodable(r, g, kg, have))
+			flags |= SDR_SR_RX_DECODE;
+	}
+	if (!r->complete) {
+		if (j == mg - 1)
+			sdr_sr_ec_close(f, r, g + 1,
+					sdr_sat_add(now_ns, sdr_sr_reorder_ns(f)));
+		if (g == r->ngroups - 1 && r->ec_tail_at_ns == U64_MAX)
+			r->ec_tail_at_ns = sdr_sat_add(now_ns,
+						       sdr_sr_reorder_ns(f));
+	}
+	if (pkt->flags & SDR_PKT_F_ACKREQ)
+		sdr_sr_rx_ackreq(r, r->high ? r->high - 1 : 0);
+	if (r->complete ? r->complete_ack : r->ack_now)
+		flags |= SDR_SR_RX_CTRL;
+	return flags;
+}
+
+/*
+ * A new data packet of an EC message: is its submessage whole now (its
+ * parity can go), or decodable?  And it closes every submessage before
+ * its own.
+ */
+static int sdr_sr_rx_ec_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			     u32 idx, u64 now_ns)
+{
+	u32 g = idx / r->ec_k, first, kg;
+	u64 reorder = sdr_sat_add(now_ns, sdr_sr_reorder_ns(f));
+	int flags = 0;
+	u64 have;
+
+	sdr_sr_rx_group(r, g, &first, &kg, &have);
+	if (sdr_sr_group_whole(kg, have)) {
+		if (r->par_mask[g]) {
+			r->par_mask[g] = 0;
+			flags |= SDR_SR_RX_FREE_PAR;
+		}
+	} else if (sdr_sr_decodable(r, g, kg, have)) {
+		flags |= SDR_SR_RX_DECODE;
+	}
+	sdr_sr_ec_close(f, r, g, reorder);
+	/* the last submessage closes on its last parity, or at the latest
+	 * one reorder window after the message's last packet */
+	if (idx == r->npkts - 1 && r->ec_tail_at_ns == U64_MAX)
+		r->ec_tail_at_ns = reorder;
+	return flags;
+}
+
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		   const struct sdr_pkt *pkt, u64 now_ns)
 {
 	u32 pay = f->cfg.pay, idx, ppc = f->cfg.pkts_per_chunk, old_high;
 	bool want_ack = pkt->flags & (SDR_PKT_F_LAST | SDR_PKT_F_ACKREQ);
+	bool ec = pkt->policy == SDR_WIRE_POLICY_EC;
 	int ret, flags = SDR_SR_RX_NEW;
 
-	if (pkt->flags & SDR_PKT_F_PARITY)
+	if ((pkt->flags & SDR_PKT_F_PARITY) && !ec)
 		return -SDR_DROP_FLAGS;		/* SR has no parity */
 	ret = sdr_wire_check_geometry(pkt, pay, r->max_len);
 	if (ret)
 		return ret;
 	if (!r->msg_len) {
+		if (ec) {
+			ret = sdr_sr_rx_ec_start(r, pkt,
+						 sdr_sr_npkts(pkt->msg_len, pay));
+			if (ret)
+				return ret;
+		}
 		r->msg_len = pkt->msg_len;
 		r->npkts = sdr_sr_npkts(pkt->msg_len, pay);
 	} else if (pkt->msg_len != r->msg_len) {
 		return -SDR_DROP_MSGLEN;
 	}
+	/* one message, one k and m */
+	if (ec != !!r->ec_k ||
+	    (ec && (SDR_EC_AUX_K(pkt->aux) != r->ec_k ||
+		    SDR_EC_AUX_M(pkt->aux) != r->ec_m)))
+		return -SDR_DROP_EC;
 	idx = pkt->offset / pay;
+	if (pkt->flags & SDR_PKT_F_PARITY)
+		return sdr_sr_rx_parity(f, r, pkt, idx, now_ns);
+	if (ec && SDR_EC_AUX_J(pkt->aux))
+		return -SDR_DROP_EC;
 	r->last_ts = pkt->ts;
 	r->last_ts_ns = now_ns;
 	f->st.rx_pkts++;
@@ -569,16 +921,11 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		r->cum = sdr_bitmap_next_zero(r->map, r->npkts, r->cum);
 	if (ppc && sdr_bitmap_chunk_complete(r->map, r->npkts, ppc, idx / ppc))
 		flags |= SDR_SR_RX_CHUNK;
+	if (r->ec_k)
+		flags |= sdr_sr_rx_ec_data(f, r, idx, now_ns);
 
-	if (r->nrecv == r->npkts) {
-		r->complete = true;
-		r->complete_ack = true;
-		r->ack_now = false;
-		r->ack_due_ns = U64_MAX;
-		sdr_sr_nack_disarm(r);
-		f->st.rx_done++;
-		return flags | SDR_SR_RX_COMPLETE | SDR_SR_RX_CTRL;
-	}
+	if (r->nrecv == r->npkts)
+		return flags | sdr_sr_rx_complete(f, r);
 
 	if (++r->unacked >= f->cfg.ack_every || want_ack) {
 		r->ack_now = true;
@@ -590,7 +937,8 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
 		if (r->cum >= r->high) {
 			sdr_sr_nack_disarm(r);
-		} else if (idx > old_high && r->nack_fresh_at_ns == U64_MAX) {
+		} else if (idx > old_high && r->nack_fresh_at_ns == U64_MAX &&
+			   !r->ec_k) {
 			/* a new gap [old_high, idx): NACK it after the reorder window */
 			r->nack_fresh_at_ns = sdr_sat_add(now_ns, sdr_sr_reorder_ns(f));
 			r->nack_fresh_end = r->high;
@@ -647,6 +995,7 @@ static void sdr_sr_nack_sweep_end(const struct sdr_sr_flow *f,
 				  struct sdr_sr_rx *r, u64 now_ns)
 {
 	u64 iv = sdr_sr_nack_interval_ns(f);
+	u32 hz = sdr_sr_nack_horizon(r);
 
 	if (r->nack_end > r->nack_hi)
 		r->nack_hi = r->nack_end;
@@ -658,10 +1007,10 @@ static void sdr_sr_nack_sweep_end(const struct sdr_sr_flow *f,
 			r->nack_shift++;
 	}
 	if (r->nack_round == SDR_SR_NACK_FRESH &&
-	    r->nack_fresh_at_ns == U64_MAX && r->high > r->nack_end &&
-	    sdr_bitmap_next_zero(r->map, r->npkts, r->nack_end) < r->high) {
+	    r->nack_fresh_at_ns == U64_MAX && hz > r->nack_end &&
+	    sdr_bitmap_next_zero(r->map, r->npkts, r->nack_end) < hz) {
 		r->nack_fresh_at_ns = sdr_sat_add(now_ns, sdr_sr_reorder_ns(f));
-		r->nack_fresh_end = r->high;
+		r->nack_fresh_end = hz;
 	}
 	r->nack_round = 0;
 }
@@ -686,6 +1035,10 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	}
 	if (!r->msg_len)
 		return 0;
+	if (r->ec_tail_at_ns <= now_ns) {
+		r->ec_tail_at_ns = U64_MAX;
+		sdr_sr_ec_close(f, r, r->ngroups, now_ns);
+	}
 
 	if (r->ack_now || r->ack_due_ns <= now_ns) {
 		u32 trig = r->ack_now ? r->ack_trigger : r->high - 1;
@@ -727,7 +1080,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 			} else if (r->nack_at_ns <= now_ns) {
 				r->nack_round = SDR_SR_NACK_FULL;
 				r->nack_cursor = r->cum;
-				r->nack_end = r->high;
+				r->nack_end = sdr_sr_nack_horizon(r);
 			} else {
 				return 0;
 			}
@@ -758,13 +1111,63 @@ u64 sdr_sr_rx_deadline(const struct sdr_sr_flow *f,
 		return r->complete_ack ? 0 : U64_MAX;
 	if (r->ack_now)
 		return 0;
-	d = r->ack_due_ns;
+	d = min(r->ack_due_ns, r->ec_tail_at_ns);
 	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK) && r->cum < r->high) {
 		if (r->nack_round)
 			return 0;
 		d = min(d, min(r->nack_at_ns, r->nack_fresh_at_ns));
 	}
 	return d;
+}
+
+/*
+ * The caller rebuilt the missing data packets of submessage @g (which
+ * sdr_sr_rx_data() reported SDR_SR_RX_DECODE) from its parity: they count
+ * as received.  Returns SDR_SR_RX_* bits and the number rebuilt in
+ * *@recovered, or -EINVAL if @g was not decodable.
+ */
+int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
+		      u64 now_ns, u32 *recovered)
+{
+	u32 first, kg, i, idx, n = 0;
+	u64 have;
+
+	*recovered = 0;
+	if (!r->ec_k || r->complete || g >= r->ngroups)
+		return -EINVAL;
+	sdr_sr_rx_group(r, g, &first, &kg, &have);
+	if (!sdr_sr_decodable(r, g, kg, have))
+		return -EINVAL;
+	for (i = 0; i < kg; i++) {
+		if (have & BIT_ULL(i))
+			continue;
+		idx = first + i;
+		sdr_bitmap_set(r->map, r->npkts, idx);
+		f->st.rx_bytes += idx == r->npkts - 1 ?
+				  r->msg_len - idx * f->cfg.pay : f->cfg.pay;
+		if (idx >= r->high)
+			r->high = idx + 1;
+		n++;
+	}
+	r->nrecv += n;
+	r->par_mask[g] = 0;
+	r->cum = sdr_bitmap_next_zero(r->map, r->npkts, r->cum);
+	r->nack_shift = 0;
+	f->st.ec_recovered += n;
+	f->st.ec_decodes++;
+	*recovered = n;
+	if (r->nrecv == r->npkts)
+		return sdr_sr_rx_complete(f, r);
+	r->unacked += n;
+	if (r->unacked >= f->cfg.ack_every) {
+		r->ack_now = true;
+		r->ack_trigger = first + kg - 1;
+	} else if (r->ack_due_ns == U64_MAX) {
+		r->ack_due_ns = sdr_sat_add(now_ns, f->cfg.ack_delay_ns);
+	}
+	if (r->cum >= r->high)
+		sdr_sr_nack_disarm(r);
+	return r->ack_now ? SDR_SR_RX_CTRL : 0;
 }
 
 /*
@@ -777,4 +1180,24 @@ void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts)
 	ack->base = 0;
 	ack->nbits = 0;
 	sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack, ts);
+}
+
+/*
+ * The caller could not use the parity it holds for submessage @g (it
+ * failed to decode, or lost the payloads): forget it, so the holes fall
+ * back to NACKs like those of any submessage parity cannot repair.
+ */
+void sdr_sr_rx_undecodable(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
+			   u64 now_ns)
+{
+	if (!r->ec_k || g >= r->ngroups || r->complete)
+		return;
+	r->par_mask[g] = 0;
+	if (g < r->ec_closed && !(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
+		if (r->nack_fresh_at_ns == U64_MAX) {
+			r->nack_fresh_at_ns = now_ns;
+			r->nack_fresh_end = sdr_sr_nack_horizon(r);
+		}
+		r->nack_hi = min(r->nack_hi, g * (u32)r->ec_k);
+	}
 }

@@ -50,6 +50,8 @@ struct sdr_sr_cfg {
 	u64	nack_interval_ns; /* between NACK rounds of a message; 0: SRTT */
 	u32	pkts_per_chunk;	/* user bitmap chunk, for SDR_SR_RX_CHUNK */
 	u32	flags;		/* SDR_SR_CFG_* */
+	/* EC messages (sender) */
+	u32	ec_beta_pct;	/* RTO hold: + beta% * SRTT + (k+m) packet times */
 };
 
 struct sdr_sr_stats {
@@ -67,6 +69,7 @@ struct sdr_sr_stats {
 	u64	rtt_samples;
 	u64	tx_done;
 	u64	tx_failed;
+	u64	parity_tx;	/* EC parity packets handed out */
 	/* receiver */
 	u64	rx_pkts;	/* DATA packets accepted by the engine */
 	u64	rx_bytes;	/* new payload bytes */
@@ -74,6 +77,9 @@ struct sdr_sr_stats {
 	u64	acks_tx;
 	u64	nacks_tx;
 	u64	rx_done;
+	u64	parity_rx;	/* EC parity packets accepted (dups included) */
+	u64	ec_recovered;	/* data packets rebuilt from parity */
+	u64	ec_decodes;	/* submessages decoded */
 };
 
 /*
@@ -126,6 +132,14 @@ struct sdr_sr_tx {
 	u64	last_progress_ns;	/* last ACK that acked something new */
 	u64	last_heard_ns;		/* last valid ACK/NACK */
 	u64	rnr_until_ns;
+	u32	limit;		/* new packets below this may be sent */
+	/* EC: k data + m parity packets per submessage; ec_k 0: plain SR */
+	u8	ec_k;
+	u8	ec_m;
+	u32	ngroups;	/* submessages */
+	u32	par_g;		/* next submessage whose parity is due */
+	u32	par_j;		/* next parity row of it */
+	u64	ec_hold_ns;	/* (k+m) packet times at the paced rate */
 	struct sdr_sr_list	lost;
 	struct sdr_sr_list	flight;
 	unsigned long	*acked;	/* npkts bits */
@@ -141,8 +155,9 @@ struct sdr_sr_txd {
 	u32	idx;		/* packet index */
 	u32	offset;		/* byte offset in the message */
 	u32	len;		/* payload bytes */
-	u8	flags;		/* SDR_PKT_F_LAST/RETX/ACKREQ */
+	u8	flags;		/* SDR_PKT_F_LAST/RETX/ACKREQ/PARITY */
 	u32	ts;		/* value for the header's ts */
+	u32	aux;		/* value for the header's aux (EC) */
 };
 
 /* sdr_sr_rx_data() result bits (or a negative -SDR_DROP_* reason) */
@@ -151,6 +166,9 @@ struct sdr_sr_txd {
 #define SDR_SR_RX_CHUNK		0x04	/* its chunk is now complete */
 #define SDR_SR_RX_COMPLETE	0x08	/* the whole message is in */
 #define SDR_SR_RX_CTRL		0x10	/* an ACK/NACK is due now */
+#define SDR_SR_RX_PARITY	0x20	/* new parity: keep its payload */
+#define SDR_SR_RX_DECODE	0x40	/* its submessage can be decoded now */
+#define SDR_SR_RX_FREE_PAR	0x80	/* its submessage's parity is useless */
 
 #define SDR_SR_NACK_FRESH	1
 #define SDR_SR_NACK_FULL	2
@@ -180,7 +198,14 @@ struct sdr_sr_rx {
 	u64	nack_fresh_at_ns; /* NACK of new gaps, U64_MAX: none */
 	u64	last_ack_ns;
 	u64	last_ts_ns;	/* when last_ts arrived */
+	/* EC: 0 for an SR message */
+	u8	ec_k;
+	u8	ec_m;
+	u32	ngroups;
+	u32	ec_closed;	/* submessages [0, ec_closed) get no more parity */
+	u64	ec_tail_at_ns;	/* close the last one then, U64_MAX: not armed */
 	unsigned long	*map;	/* packets received */
+	u32	*par_mask;	/* per submessage: parity rows held */
 };
 
 void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg);
@@ -190,6 +215,10 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);
 int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 		   void *mem, u64 now_ns);
+int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
+		     u32 nparity);
+void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes);
+u32 sdr_sr_group_m(u32 k, u32 m, u32 kg);
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		   struct sdr_sr_txd *out);
 int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
@@ -212,6 +241,12 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 			u64 now_ns, struct sdr_pkt *hdr, struct sdr_ack *ack);
 u64 sdr_sr_rx_deadline(const struct sdr_sr_flow *f,
 		       const struct sdr_sr_rx *r);
+void sdr_sr_rx_group(const struct sdr_sr_rx *r, u32 g, u32 *first, u32 *kg,
+		     u64 *have);
+int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
+		      u64 now_ns, u32 *recovered);
+void sdr_sr_rx_undecodable(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
+			   u64 now_ns);
 void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts);
 
 #endif /* SDR_SR_H */

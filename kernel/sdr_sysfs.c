@@ -112,7 +112,8 @@ static struct sdr_counter_attr sdr_counter_attrs[] = {
 	SDR_COUNTER(ctrl_dropped, SDR_DEV_CTRL_DROPPED),
 };
 
-static struct attribute *sdr_counter_list[ARRAY_SIZE(sdr_counter_attrs) + 1];
+static struct attribute *sdr_counter_list[ARRAY_SIZE(sdr_counter_attrs) +
+					  SDR_DEV_FLOW_SUMS + 1];
 
 static const struct attribute_group sdr_counter_group = {
 	.name	= "counters",
@@ -211,7 +212,8 @@ enum sdr_flow_field {
 	SDR_FF_RX_DROPPED, SDR_FF_RETX, SDR_FF_TIMEOUTS, SDR_FF_ACKS_TX,
 	SDR_FF_ACKS_RX, SDR_FF_NACKS_TX, SDR_FF_NACKS_RX, SDR_FF_RNR_TX,
 	SDR_FF_RNR_RX, SDR_FF_SPURIOUS, SDR_FF_MSGS_SENT, SDR_FF_MSGS_RECEIVED,
-	SDR_FF_MSGS_FAILED, SDR_FF_SRTT_US,
+	SDR_FF_MSGS_FAILED, SDR_FF_SRTT_US, SDR_FF_PARITY_TX, SDR_FF_PARITY_RX,
+	SDR_FF_RECOVERED, SDR_FF_DECODES,
 };
 
 struct sdr_flow_attr {
@@ -251,6 +253,10 @@ static u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
 	case SDR_FF_MSGS_RECEIVED:	return flow->stats.msgs_received;
 	case SDR_FF_MSGS_FAILED:	return flow->stats.msgs_failed;
 	case SDR_FF_SRTT_US:		return div_u64(flow->sr.rtt.srtt_ns, 1000);
+	case SDR_FF_PARITY_TX:		return sr->parity_tx;
+	case SDR_FF_PARITY_RX:		return sr->parity_rx;
+	case SDR_FF_RECOVERED:		return sr->ec_recovered;
+	case SDR_FF_DECODES:		return sr->ec_decodes;
 	}
 	return 0;
 }
@@ -301,6 +307,10 @@ SDR_FLOW_ATTR(spurious_retx, SDR_FF_SPURIOUS);
 SDR_FLOW_ATTR(msgs_sent, SDR_FF_MSGS_SENT);
 SDR_FLOW_ATTR(msgs_received, SDR_FF_MSGS_RECEIVED);
 SDR_FLOW_ATTR(msgs_failed, SDR_FF_MSGS_FAILED);
+SDR_FLOW_ATTR(parity_sent, SDR_FF_PARITY_TX);
+SDR_FLOW_ATTR(parity_received, SDR_FF_PARITY_RX);
+SDR_FLOW_ATTR(pkts_recovered, SDR_FF_RECOVERED);
+SDR_FLOW_ATTR(decodes, SDR_FF_DECODES);
 
 static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
@@ -393,6 +403,10 @@ static struct attribute *sdr_flow_counter_attrs[] = {
 	&sdr_fa_msgs_sent.attr.attr,
 	&sdr_fa_msgs_received.attr.attr,
 	&sdr_fa_msgs_failed.attr.attr,
+	&sdr_fa_parity_sent.attr.attr,
+	&sdr_fa_parity_received.attr.attr,
+	&sdr_fa_pkts_recovered.attr.attr,
+	&sdr_fa_decodes.attr.attr,
 	NULL,
 };
 
@@ -442,6 +456,85 @@ int sdr_sysfs_add_flow(struct sdr_flow *flow)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* counters/ of the device: totals of the per-flow counters below */
+
+static const enum sdr_flow_field sdr_dev_sums[] = {
+	SDR_FF_RETX, SDR_FF_TIMEOUTS, SDR_FF_SPURIOUS, SDR_FF_ACKS_TX,
+	SDR_FF_ACKS_RX, SDR_FF_NACKS_TX, SDR_FF_NACKS_RX, SDR_FF_RNR_TX,
+	SDR_FF_RNR_RX, SDR_FF_PARITY_TX, SDR_FF_PARITY_RX, SDR_FF_RECOVERED,
+	SDR_FF_DECODES, SDR_FF_MSGS_SENT, SDR_FF_MSGS_RECEIVED,
+	SDR_FF_MSGS_FAILED,
+};
+static_assert(ARRAY_SIZE(sdr_dev_sums) == SDR_DEV_FLOW_SUMS);
+
+static ssize_t sdr_dev_sum_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct sdr_counter_attr *ca = container_of(attr, struct sdr_counter_attr,
+						   attr);
+	struct sdr_dev *sdev = dev_get_drvdata(dev);
+	enum sdr_flow_field f = sdr_dev_sums[ca->index];
+	struct sdr_flow *flow;
+	unsigned long id;
+	u64 v;
+
+	spin_lock_bh(&sdev->stats_lock);
+	v = sdev->retired[ca->index];
+	rcu_read_lock();
+	xa_for_each(&sdev->flows, id, flow) {
+		spin_lock(&flow->lock);
+		if (!flow->retired)
+			v += sdr_flow_field(flow, f);
+		spin_unlock(&flow->lock);
+	}
+	rcu_read_unlock();
+	spin_unlock_bh(&sdev->stats_lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+#define SDR_DEV_SUM(_name, _idx) {					\
+	.attr = __ATTR(_name, 0444, sdr_dev_sum_show, NULL),		\
+	.index = _idx,							\
+}
+
+static struct sdr_counter_attr sdr_dev_sum_attrs[] = {
+	SDR_DEV_SUM(retransmits, 0),
+	SDR_DEV_SUM(timeouts, 1),
+	SDR_DEV_SUM(spurious_retx, 2),
+	SDR_DEV_SUM(acks_tx, 3),
+	SDR_DEV_SUM(acks_rx, 4),
+	SDR_DEV_SUM(nacks_tx, 5),
+	SDR_DEV_SUM(nacks_rx, 6),
+	SDR_DEV_SUM(rnr_tx, 7),
+	SDR_DEV_SUM(rnr_rx, 8),
+	SDR_DEV_SUM(parity_sent, 9),
+	SDR_DEV_SUM(parity_received, 10),
+	SDR_DEV_SUM(pkts_recovered, 11),
+	SDR_DEV_SUM(decodes, 12),
+	SDR_DEV_SUM(msgs_sent, 13),
+	SDR_DEV_SUM(msgs_received, 14),
+	SDR_DEV_SUM(msgs_failed, 15),
+};
+static_assert(ARRAY_SIZE(sdr_dev_sum_attrs) == SDR_DEV_FLOW_SUMS);
+
+/* @flow leaves the device: its counters move to the device's totals. */
+void sdr_sysfs_retire_flow(struct sdr_flow *flow)
+{
+	struct sdr_dev *sdev = flow->sdev;
+	int i;
+
+	spin_lock_bh(&sdev->stats_lock);
+	spin_lock(&flow->lock);
+	if (!flow->retired) {
+		for (i = 0; i < SDR_DEV_FLOW_SUMS; i++)
+			sdev->retired[i] += sdr_flow_field(flow, sdr_dev_sums[i]);
+		flow->retired = true;
+	}
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->stats_lock);
+}
+
 /* Removes flows/<id>; after it returns no attribute method runs. */
 void sdr_sysfs_del_flow(struct sdr_flow *flow)
 {
@@ -458,7 +551,10 @@ int sdr_sysfs_init(void)
 	int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(sdr_counter_attrs); i++)
-		sdr_counter_list[i] = &sdr_counter_attrs[i].attr.attr;
+		sdr_counter_list[n++] = &sdr_counter_attrs[i].attr.attr;
+	for (i = 0; i < SDR_DEV_FLOW_SUMS; i++)
+		sdr_counter_list[n++] = &sdr_dev_sum_attrs[i].attr.attr;
+	n = 0;
 	/* Every reason but "none" (0) gets a file. */
 	for (i = 1; i < SDR_DROP_NR; i++) {
 		struct sdr_counter_attr *ca = &sdr_drop_attrs[n];

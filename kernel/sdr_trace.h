@@ -51,8 +51,8 @@ TRACE_EVENT(sdr_pkt_lost,
 		  __entry->nack ? "nack" : "timeout")
 );
 
-/* A message completed (status ok) or failed (any other status). */
-TRACE_EVENT(sdr_msg_done,
+/* A message ended: done (ok, or partial under NONE) or failed. */
+DECLARE_EVENT_CLASS(sdr_msg,
 	TP_PROTO(u32 flow, bool recv, u32 seq, u32 len, u8 status),
 	TP_ARGS(flow, recv, seq, len, status),
 	TP_STRUCT__entry(
@@ -74,6 +74,37 @@ TRACE_EVENT(sdr_msg_done,
 		  __print_symbolic(__entry->status, { 0, "ok" },
 				   { 1, "partial" }, { 2, "failed" },
 				   { 3, "flushed" }))
+);
+
+DEFINE_EVENT(sdr_msg, sdr_msg_done,
+	TP_PROTO(u32 flow, bool recv, u32 seq, u32 len, u8 status),
+	TP_ARGS(flow, recv, seq, len, status)
+);
+
+/* status failed (peer dead, send error) or flushed (flow torn down) */
+DEFINE_EVENT(sdr_msg, sdr_msg_failed,
+	TP_PROTO(u32 flow, bool recv, u32 seq, u32 len, u8 status),
+	TP_ARGS(flow, recv, seq, len, status)
+);
+
+/* EC: packets of submessage @group rebuilt from parity. */
+TRACE_EVENT(sdr_pkt_recovered,
+	TP_PROTO(u32 flow, u32 seq, u32 group, u32 count),
+	TP_ARGS(flow, seq, group, count),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, seq)
+		__field(u32, group)
+		__field(u32, count)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->seq = seq;
+		__entry->group = group;
+		__entry->count = count;
+	),
+	TP_printk("flow=%u seq=%u submsg=%u count=%u", __entry->flow,
+		  __entry->seq, __entry->group, __entry->count)
 );
 
 /* A flow changed state (idle, connected, closed, failed). */

@@ -43,6 +43,8 @@ static const char * const sdr_drop_names[SDR_DROP_NR] = {
 	[SDR_DROP_GEOMETRY]	= "bad_geometry",
 	[SDR_DROP_DUP]		= "dup",
 	[SDR_DROP_MSGLEN]	= "bad_msglen",
+	[SDR_DROP_EC]		= "bad_ec",
+	[SDR_DROP_NOMEM]	= "no_memory",
 };
 
 /* Accepts a reason or its negation (as returned by the decoders). */

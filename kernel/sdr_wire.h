@@ -38,6 +38,16 @@ enum sdr_wire_policy {
 #define SDR_PKT_F_ACKREQ	0x08	/* sender asks for an immediate ACK */
 #define SDR_PKT_F_DATA_MASK	0x0f
 
+/*
+ * aux of the DATA packets of an EC message: k data and m parity packets
+ * per submessage, and for a parity packet its row j (0..m-1).  A parity
+ * packet's offset is that of its submessage's first data packet.
+ */
+#define SDR_EC_AUX(k, m, j)	(((u32)(k) << 24) | ((u32)(m) << 16) | (u32)(j))
+#define SDR_EC_AUX_K(aux)	((aux) >> 24)
+#define SDR_EC_AUX_M(aux)	(((aux) >> 16) & 0xff)
+#define SDR_EC_AUX_J(aux)	((aux) & 0xffff)
+
 /* aux of ACK/NACK: flags */
 #define SDR_ACK_F_COMPLETE	0x01	/* receiver has the whole message */
 #define SDR_ACK_F_MASK		0x01
@@ -107,6 +117,8 @@ enum sdr_drop_reason {
 	SDR_DROP_GEOMETRY,	/* offset/length not on the flow's packet grid */
 	SDR_DROP_DUP,		/* already have it */
 	SDR_DROP_MSGLEN,	/* msg_len too big or differs from earlier */
+	SDR_DROP_EC,		/* EC fields bad or differ from earlier */
+	SDR_DROP_NOMEM,		/* no memory to keep a parity packet */
 	SDR_DROP_NR
 };
 

@@ -83,6 +83,7 @@ struct result {
 	uint64_t ok, partial, failed;
 	uint64_t chunks_missing, verify_errors;
 	uint64_t retransmits, tx_packets, rx_packets, rx_dropped;
+	uint64_t parity_sent, recovered;	/* EC */
 	uint64_t usec;		/* measured interval */
 	uint64_t p50, p99, p999, max;	/* completion times, us */
 };
@@ -769,6 +770,8 @@ static void report(struct run *r)
 	uint64_t failed = rx ? rx->failed : r->me.failed;
 	uint64_t verr = rx ? rx->verify_errors : 0;
 	uint64_t retx = tx ? tx->retransmits : 0;
+	uint64_t parity = tx ? tx->parity_sent : 0;
+	uint64_t recovered = rx ? rx->recovered : 0;
 
 	{
 		printf("---------------------------------------------------------------------------------------\n");
@@ -798,6 +801,10 @@ static void report(struct run *r)
 		       "  retransmitted packets %" PRIu64 "%s\n",
 		       rx ? rx->ok : 0, rx ? rx->partial : 0, failed, missing, verr,
 		       retx, r->have_peer ? "" : "  (peer results missing)");
+		if (o->policy == SDR_POLICY_EC)
+			printf(" parity packets sent %" PRIu64
+			       "  packets rebuilt from parity %" PRIu64 "\n",
+			       parity, recovered);
 		printf(" tx packets %" PRIu64 "  rx packets %" PRIu64
 		       "  rx dropped %" PRIu64 " (this side)\n",
 		       r->me.tx_packets, r->me.rx_packets, r->me.rx_dropped);
@@ -811,6 +818,7 @@ static void report(struct run *r)
 		       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 "},"
 		       "\"completion_time\":\"%s\","
 		       "\"chunks_missing\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
+		       ",\"parity_packets\":%" PRIu64 ",\"recovered_packets\":%" PRIu64
 		       ",\"failed_messages\":%" PRIu64 ",\"verify_errors\":%" PRIu64
 		       ",\"partial_messages\":%" PRIu64 ",\"delivered_bytes\":%" PRIu64
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"max_msgs\":%u,\"peer_results\":%s}\n",
@@ -818,7 +826,7 @@ static void report(struct run *r)
 		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
-		       missing, retx, failed, verr, rx ? rx->partial : 0, delivered,
+		       missing, retx, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
 		       r->fp.chunk_size, r->fp.mtu, r->fp.max_msgs,
 		       r->have_peer ? "true" : "false");
 	}
@@ -930,6 +938,8 @@ int main(int argc, char **argv)
 	lat_finish(&r.lat, &r.me);
 	if (!sdr_flow_info(r.flow, &fi)) {
 		r.me.retransmits = fi.retransmits;
+		r.me.parity_sent = fi.parity_sent;
+		r.me.recovered = fi.recovered;
 		r.me.tx_packets = fi.tx_packets;
 		r.me.rx_packets = fi.rx_packets;
 		r.me.rx_dropped = fi.rx_dropped;

@@ -424,7 +424,8 @@ static const char *const flow_order[] = {
 static const char *const flow_counter_order[] = {
 	"tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "rx_dropped",
 	"retransmits", "timeouts", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx",
-	"rnr_tx", "rnr_rx", "spurious_retx", "msgs_sent", "msgs_received",
+	"rnr_tx", "rnr_rx", "spurious_retx", "parity_sent", "parity_received",
+	"pkts_recovered", "decodes", "msgs_sent", "msgs_received",
 	"msgs_failed", NULL
 };
 
@@ -436,7 +437,11 @@ static const char *const flow_key_counters[] = {
 
 static const char *const dev_counter_order[] = {
 	"tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "tx_errors",
-	"rx_errors", NULL
+	"rx_errors", "ctrl_dropped", "retransmits", "timeouts",
+	"spurious_retx", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx",
+	"rnr_tx", "rnr_rx", "parity_sent", "parity_received",
+	"pkts_recovered", "decodes", "msgs_sent", "msgs_received",
+	"msgs_failed", NULL
 };
 
 static bool in_list(const char *const *l, const char *s)

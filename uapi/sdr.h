@@ -282,7 +282,9 @@ struct sdr_flow_info {
 	__aligned_u64 rx_bytes;
 	__aligned_u64 rx_dropped;
 	__aligned_u64 retransmits;
-	__aligned_u64 __reserved[4];
+	__aligned_u64 parity_sent;	/* EC parity packets sent */
+	__aligned_u64 recovered;	/* packets rebuilt from parity */
+	__aligned_u64 __reserved[2];
 };
 #define SDR_FLOW_INFO_SIZE_V1	sizeof(struct sdr_flow_info)
 

@@ -107,5 +107,32 @@ int main(int argc, char **argv)
 		put(argv[2], "script_rnr_abort", s2, sizeof(s2));
 		put(argv[2], "script_forged", s3, sizeof(s3));
 	}
+	if (argc > 3) {
+		/*
+		 * fuzz_ec: kg - 1, m, pay - 1, last symbol's length, flags,
+		 * have (8 bytes, big-endian), parity rows (4), data bytes
+		 */
+		static const u8 e1[] = { 31, 8, 63, 40, 0,
+			0, 0, 0, 0, 0xf0, 0x7f, 0xbf, 0xee,
+			0, 0, 0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+		static const u8 e2[] = { 63, 32, 15, 16, 0,
+			0x55, 0x55, 0x55, 0x55, 0xaa, 0xaa, 0xaa, 0xaa,
+			0xff, 0xff, 0xff, 0xff, 0xde, 0xad, 0xbe, 0xef };
+		static const u8 e3[] = { 4, 2, 7, 3, 0,
+			0, 0, 0, 0, 0, 0, 0, 0x03,
+			0, 0, 0, 0x01, 0x11, 0x22, 0x33 };
+		static const u8 e4[] = { 6, 8, 31, 5, 0,
+			0, 0, 0, 0, 0, 0, 0, 0x41,
+			0, 0, 0, 0xb5, 0x80, 0x01 };
+		static const u8 e5[] = { 9, 4, 20, 0, 0x03,
+			0, 0, 0, 0, 0, 0, 0x01, 0xef,
+			0, 0, 0, 0x0f };
+
+		put(argv[3], "ec_32_8", e1, sizeof(e1));
+		put(argv[3], "ec_64_32", e2, sizeof(e2));
+		put(argv[3], "ec_enospc", e3, sizeof(e3));
+		put(argv[3], "ec_short_submsg", e4, sizeof(e4));
+		put(argv[3], "ec_stray_bit", e5, sizeof(e5));
+	}
 	return 0;
 }

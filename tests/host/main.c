@@ -10,6 +10,7 @@ int main(void)
 	test_bitmap();
 	test_rtt();
 	test_sr();
+	test_ec();
 	test_sim();
 	return tap_done();
 }

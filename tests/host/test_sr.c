@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Selective Repeat end to end: a sender and a receiver engine exchange
+ * Selective Repeat (and EC, which is SR plus parity) end to end: a
+ * sender and a receiver engine exchange
  * encoded packets through a simulated duplex channel (serialization,
  * delay, jitter, Bernoulli and Gilbert-Elliott loss, reordering,
  * duplication, corruption, receiver not ready).  Every run pushes 10,000
@@ -14,6 +15,7 @@
 #include "tests.h"
 #include "sdr_sr.h"
 #include "sdr_bitmap.h"
+#include "sdr_ec.h"
 
 #define US		1000ULL
 #define MS		1000000ULL
@@ -34,6 +36,7 @@ struct imp {
 	double corrupt;
 	u64 jitter_ns;
 	int rnr;			/* receives are posted late */
+	u32 ec_k, ec_m;			/* EC messages; 0: SR */
 	u64 seed;
 };
 
@@ -66,6 +69,7 @@ struct rxmsg {
 	struct sdr_sr_rx rx;
 	void *map;
 	u8 *buf;
+	u8 **par;			/* EC: ngroups * m parity payloads */
 	u64 last_stale_ns;
 };
 
@@ -86,7 +90,7 @@ struct world {
 	u64 tx_timer_at, rx_timer_at;
 	u64 drops[SDR_DROP_NR];
 	u64 wire_lost, wire_dup, wire_corrupt, crc_drop, rnr_sent;
-	u64 failed, bad_content, early_done, spins;
+	u64 failed, bad_content, early_done, spins, decode_err;
 };
 
 static u64 rnd(struct world *w)
@@ -250,11 +254,32 @@ static void start_msgs(struct world *w)
 
 		m->mem = malloc(sdr_sr_tx_size(m->len, PAY));
 		CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, m->len, m->mem, w->now), 0);
+		if (w->imp->ec_k)
+			CHECK_EQ(sdr_sr_tx_set_ec(&w->fs, &m->tx, w->imp->ec_k,
+						  w->imp->ec_m), 0);
 		m->state = 1;
 		w->nactive++;
 		if (w->imp->rnr)	/* the application posts a bit late */
 			push(w, w->now + rnd(w) % (400 * US), EV_POST, k, NULL, 0);
 	}
+}
+
+/* parity row j of submessage g of message k, as the kernel computes it */
+static void parity(struct txmsg *m, u32 k, u32 g, u32 j, u8 *out)
+{
+	static u8 data[SDR_EC_MAX_K][PAY];
+	const u8 *ptr[SDR_EC_MAX_K];
+	u32 len[SDR_EC_MAX_K], i, o, first = g * m->tx.ec_k;
+	u32 kg = min_t(u32, m->tx.ec_k, m->tx.npkts - first);
+
+	for (i = 0; i < kg; i++) {
+		o = (first + i) * PAY;
+		len[i] = min_t(u32, PAY, m->len - o);
+		for (u32 b = 0; b < len[i]; b++)
+			data[i][b] = content(k, o + b);
+		ptr[i] = data[i];
+	}
+	CHECK_EQ(sdr_ec_encode(kg, j, ptr, len, PAY, out), 0);
 }
 
 static void tx_pump(struct world *w)
@@ -272,18 +297,25 @@ static void tx_pump(struct world *w)
 			continue;
 		while ((ret = sdr_sr_tx_next(&w->fs, &m->tx, w->now, &d)) == 1) {
 			struct sdr_pkt p = {
-				.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
+				.type = SDR_PKT_DATA,
+				.policy = m->tx.ec_k ? SDR_WIRE_POLICY_EC :
+						       SDR_WIRE_POLICY_SR,
 				.flags = d.flags, .payload_len = (u16)d.len,
 				.dst_flow = FLOW_RX, .src_flow = FLOW_TX,
 				.msg_seq = k, .msg_len = m->len, .offset = d.offset,
-				.imm = k ^ 0xabcd, .ts = d.ts,
+				.imm = k ^ 0xabcd, .ts = d.ts, .aux = d.aux,
 			};
 			u8 *buf = malloc(SDR_WIRE_HDR_LEN + d.len);
 			u32 i;
 
 			sdr_wire_encode(&p, buf);
-			for (i = 0; i < d.len; i++)
-				buf[SDR_WIRE_HDR_LEN + i] = content(k, d.offset + i);
+			if (d.flags & SDR_PKT_F_PARITY)
+				parity(m, k, d.idx, SDR_EC_AUX_J(d.aux),
+				       buf + SDR_WIRE_HDR_LEN);
+			else
+				for (i = 0; i < d.len; i++)
+					buf[SDR_WIRE_HDR_LEN + i] =
+						content(k, d.offset + i);
 			wire_send(w, 0, buf, SDR_WIRE_HDR_LEN + d.len);
 		}
 		if (ret < 0) {
@@ -383,11 +415,70 @@ static void rx_post(struct world *w, u32 k)
 	w->rx_active[w->nrx_active++] = k;
 }
 
+static void par_free(struct rxmsg *r, u32 g)
+{
+	u32 j;
+
+	for (j = 0; r->par && j < r->rx.ec_m; j++) {
+		free(r->par[g * r->rx.ec_m + j]);
+		r->par[g * r->rx.ec_m + j] = NULL;
+	}
+}
+
+static void par_free_all(struct rxmsg *r)
+{
+	u32 g;
+
+	for (g = 0; r->par && g < r->rx.ngroups; g++)
+		par_free(r, g);
+	free(r->par);
+	r->par = NULL;
+}
+
+/* rebuild the missing packets of submessage g; returns sdr_sr_rx_decoded() */
+static int rx_decode(struct world *w, struct rxmsg *r, u32 g)
+{
+	static u8 pad[PAY];
+	u8 *data[SDR_EC_MAX_K], *par[SDR_EC_MAX_M];
+	u32 first, kg, i, last = r->rx.npkts - 1, tail, n;
+	u32 m = r->rx.ec_m;
+	bool short_last;
+	u64 have;
+	int ret;
+
+	sdr_sr_rx_group(&r->rx, g, &first, &kg, &have);
+	tail = r->rx.msg_len - last * PAY;
+	short_last = first + kg - 1 == last && tail < PAY;
+	for (i = 0; i < kg; i++)
+		data[i] = r->buf + (first + i) * PAY;
+	if (short_last) {
+		/* the last packet is short: decode it zero-padded */
+		memset(pad, 0, sizeof(pad));
+		if (have & BIT_ULL(kg - 1))
+			memcpy(pad, r->buf + last * PAY, tail);
+		data[kg - 1] = pad;
+	}
+	for (i = 0; i < m; i++)
+		par[i] = r->par[g * m + i];
+	if (sdr_ec_decode(kg, m, have, data, par, PAY) < 0) {
+		w->decode_err++;
+		return 0;
+	}
+	if (short_last && !(have & BIT_ULL(kg - 1)))
+		memcpy(r->buf + last * PAY, pad, tail);
+	ret = sdr_sr_rx_decoded(&w->fr, &r->rx, g, w->now, &n);
+	if (ret < 0 || n != kg - (u32)__builtin_popcountll(have))
+		w->decode_err++;
+	par_free(r, g);
+	return ret < 0 ? 0 : ret;
+}
+
 static void rx_retire(struct world *w, u32 k)
 {
 	struct rxmsg *r = &w->rm[k];
 	u32 i;
 
+	par_free_all(r);
 	if (fnv1a(r->buf, r->rx.msg_len) != expect_hash(k, w->tm[k].len) ||
 	    r->rx.msg_len != w->tm[k].len)
 		w->bad_content++;
@@ -446,6 +537,20 @@ static void rx_recv(struct world *w, const u8 *buf, u32 len)
 	}
 	if (ret & SDR_SR_RX_NEW)
 		memcpy(r->buf + p.offset, buf + SDR_WIRE_HDR_LEN, p.payload_len);
+	if (ret & SDR_SR_RX_PARITY) {
+		u32 g = p.offset / PAY / r->rx.ec_k, slot;
+
+		if (!r->par)
+			r->par = calloc((size_t)r->rx.ngroups * r->rx.ec_m,
+					sizeof(*r->par));
+		slot = g * r->rx.ec_m + SDR_EC_AUX_J(p.aux);
+		r->par[slot] = malloc(PAY);
+		memcpy(r->par[slot], buf + SDR_WIRE_HDR_LEN, PAY);
+	}
+	if (ret & SDR_SR_RX_FREE_PAR)
+		par_free(r, p.offset / PAY / r->rx.ec_k);
+	if (ret & SDR_SR_RX_DECODE)
+		ret |= rx_decode(w, r, p.offset / PAY / r->rx.ec_k);
 	rx_ctrl(w, p.msg_seq);
 	if (ret & SDR_SR_RX_COMPLETE)
 		rx_retire(w, p.msg_seq);
@@ -532,6 +637,12 @@ static void run(const struct imp *im)
 		if (!w->rm[k].done || w->tm[k].state != 2)
 			incomplete++;
 
+	if (im->ec_k)
+		tap_diag("%s: parity tx %llu rx %llu; %llu packets rebuilt in %llu decodes",
+			 im->name, (unsigned long long)w->fs.st.parity_tx,
+			 (unsigned long long)w->fr.st.parity_rx,
+			 (unsigned long long)w->fr.st.ec_recovered,
+			 (unsigned long long)w->fr.st.ec_decodes);
 	tap_diag("%s: %.3f s simulated; tx %llu pkts (%llu retx: %llu rto, %llu nack, %llu spurious), "
 		 "rx dup %llu; acks %llu nacks %llu; wire lost %llu dup %llu corrupt %llu "
 		 "(parser saw %llu); rnr %llu; srtt %.0f us rto %.0f us",
@@ -553,6 +664,13 @@ static void run(const struct imp *im)
 	CHECK_EQ(w->fr.st.rx_done, NMSG);
 	CHECK_EQ(w->fs.inflight, 0);
 	CHECK_EQ(w->spins, 0);
+	CHECK_EQ(w->decode_err, 0);
+	if (im->ec_k) {
+		/* one round of parity per submessage, never repeated */
+		CHECK(w->fs.st.parity_tx > 0);
+		if (im->loss > 0 || im->ge_gb > 0)
+			CHECK(w->fr.st.ec_recovered > 0);
+	}
 	if (im->corrupt > 0) {
 		u64 parser = 0;
 
@@ -560,7 +678,7 @@ static void run(const struct imp *im)
 			parser += w->drops[k];
 		CHECK(parser > 0);
 	}
-	if (im->loss > 0 || im->ge_gb > 0)
+	if ((im->loss > 0 || im->ge_gb > 0) && !im->ec_k)
 		CHECK(w->fs.st.retx_pkts > 0);
 	if (im->rnr)
 		CHECK(w->fs.st.rnr_rx > 0);
@@ -571,6 +689,7 @@ static void run(const struct imp *im)
 		free(e.buf);
 	}
 	for (k = 0; k < NMSG; k++) {
+		par_free_all(&w->rm[k]);
 		free(w->tm[k].mem);
 		free(w->rm[k].map);
 		free(w->rm[k].buf);
@@ -593,6 +712,15 @@ static const struct imp imps[] = {
 	{ .name = "rnr", .rnr = 1, .loss = 0.002, .seed = 9 },
 	{ .name = "everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
 	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .seed = 10 },
+	{ .name = "ec_clean", .ec_k = 8, .ec_m = 2, .seed = 11 },
+	{ .name = "ec_loss1pct", .loss = 0.01, .ec_k = 8, .ec_m = 2, .seed = 12 },
+	{ .name = "ec_loss10pct", .loss = 0.10, .ec_k = 16, .ec_m = 4, .seed = 13 },
+	{ .name = "ec_gilbert_elliott", .ge_gb = 0.01, .ge_bg = 0.25, .ge_bad = 0.9,
+	  .ec_k = 32, .ec_m = 8, .seed = 14 },
+	{ .name = "ec_rnr", .rnr = 1, .loss = 0.002, .ec_k = 4, .ec_m = 1, .seed = 15 },
+	{ .name = "ec_everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
+	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .ec_k = 64, .ec_m = 32,
+	  .seed = 16 },
 };
 
 /* a peer that never answers: backoff, then -ETIMEDOUT after dead_ns */
@@ -701,7 +829,8 @@ void test_sr(void)
 	TAP_RUN(test_sr_bad_ack);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {
 		cur = &imps[i];
-		snprintf(name, sizeof(name), "sr_10k_messages_%s", imps[i].name);
+		snprintf(name, sizeof(name), "%s_10k_messages_%s",
+			 imps[i].ec_k ? "ec" : "sr", imps[i].name);
 		tap_run(name, one);
 	}
 }

@@ -6,6 +6,7 @@ void test_wire(void);
 void test_bitmap(void);
 void test_rtt(void);
 void test_sr(void);
+void test_ec(void);
 void test_sim(void);
 
 #endif

@@ -113,10 +113,10 @@ TEST(error_convention)
 	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
 	EXPECT_EQ(errno, EINVAL);
 	fa.max_msg_size = 4096;
-	fa.policy = SDR_POLICY_EC;
+	fa.policy = SDR_POLICY_ADAPTIVE;
 	errno = 0;
-	if (!sdr_flow_create(c, &fa))
-		EXPECT_EQ(errno, EOPNOTSUPP);
+	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
+	EXPECT_EQ(errno, EOPNOTSUPP);
 	fa.policy = SDR_POLICY_AUTO;
 	errno = 0;
 	if (!sdr_flow_create(c, &fa))

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cauchy Reed-Solomon codec: the field against a shift-and-add reference,
+ * every erasure pattern of small codes, random worst-case patterns (exactly
+ * m erasures) of the large ones, short symbols and short submessages, bad
+ * arguments.  Every buffer is its own malloc of the exact size, so ASan
+ * sees any access past a symbol.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tap.h"
+#include "tests.h"
+#include "sdr_ec.h"
+
+#define CANARY	0xa5
+
+static u64 rng(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* carry-less multiply, reduced by 0x11d one bit at a time */
+static u8 ref_mul(u8 a, u8 b)
+{
+	unsigned int r = 0, x = a;
+
+	while (b) {
+		if (b & 1)
+			r ^= x;
+		b >>= 1;
+		x <<= 1;
+		if (x & 0x100)
+			x ^= 0x11d;
+	}
+	return (u8)r;
+}
+
+static void test_ec_gf(void)
+{
+	unsigned int a, b, bad = 0;
+
+	for (a = 0; a < 256; a++)
+		for (b = 0; b < 256; b++)
+			if (sdr_gf_mul((u8)a, (u8)b) != ref_mul((u8)a, (u8)b) &&
+			    bad++ < 5)
+				tap_diag("mul(%u, %u) = %u, want %u", a, b,
+					 sdr_gf_mul((u8)a, (u8)b),
+					 ref_mul((u8)a, (u8)b));
+	CHECK_EQ(bad, 0);
+	for (a = 1; a < 256; a++)
+		CHECK_EQ(sdr_gf_mul(sdr_gf_inv((u8)a), (u8)a), 1);
+	CHECK_EQ(sdr_gf_inv(0), 0);
+	CHECK_EQ(sdr_gf_inv(1), 1);
+}
+
+static void test_ec_coef(void)
+{
+	u32 j, i, bad = 0;
+
+	for (j = 0; j < SDR_EC_MAX_M; j++)
+		for (i = 0; i < SDR_EC_MAX_K; i++) {
+			u8 c = sdr_ec_coef(j, i);
+			u8 x = (u8)(j ^ (SDR_EC_MAX_M + i));
+
+			if (!c || sdr_gf_mul(c, x) != 1)
+				bad++;
+		}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(sdr_ec_coef(SDR_EC_MAX_M, 0), 0);
+	CHECK_EQ(sdr_ec_coef(0, SDR_EC_MAX_K), 0);
+	/* 1 / (0 ^ 32) = 1 / x^5 = x^250 */
+	CHECK_EQ(sdr_gf_mul(sdr_ec_coef(0, 0), 32), 1);
+}
+
+/*
+ * One submessage: the original symbols (exact length), their parity rows,
+ * and the receiver's buffers (pay bytes each) that decode works on.
+ */
+struct sub {
+	u32 kg, m, pay;
+	u32 len[SDR_EC_MAX_K];
+	u8 *orig[SDR_EC_MAX_K];
+	u8 *rx[SDR_EC_MAX_K];
+	u8 *par[SDR_EC_MAX_M];
+	u8 *prx[SDR_EC_MAX_M];
+	u8 *pptr[SDR_EC_MAX_M];
+};
+
+static void sub_init(struct sub *s, u32 kg, u32 m, u32 pay, u32 last_len,
+		     u64 *seed)
+{
+	u32 i, b;
+
+	memset(s, 0, sizeof(*s));
+	s->kg = kg;
+	s->m = m;
+	s->pay = pay;
+	for (i = 0; i < kg; i++) {
+		s->len[i] = i == kg - 1 ? last_len : pay;
+		s->orig[i] = malloc(s->len[i] ? s->len[i] : 1);
+		for (b = 0; b < s->len[i]; b++)
+			s->orig[i][b] = (u8)rng(seed);
+		s->rx[i] = malloc(pay);
+	}
+	for (i = 0; i < m; i++) {
+		s->par[i] = malloc(pay);
+		s->prx[i] = malloc(pay);
+		if (sdr_ec_encode(kg, i, (const u8 *const *)s->orig, s->len,
+				  pay, s->par[i]))
+			tap_diag("encode (%u, %u) row %u failed", kg, m, i);
+	}
+}
+
+static void sub_free(struct sub *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->kg; i++) {
+		free(s->orig[i]);
+		free(s->rx[i]);
+	}
+	for (i = 0; i < s->m; i++) {
+		free(s->par[i]);
+		free(s->prx[i]);
+	}
+}
+
+/* symbol i as the receiver holds it: zero-padded to pay */
+static int sym_eq(const struct sub *s, u32 i, const u8 *buf)
+{
+	u32 b;
+
+	if (memcmp(buf, s->orig[i], s->len[i]))
+		return 0;
+	for (b = s->len[i]; b < s->pay; b++)
+		if (buf[b])
+			return 0;
+	return 1;
+}
+
+static int all_canary(const u8 *buf, u32 n)
+{
+	while (n--)
+		if (*buf++ != CANARY)
+			return 0;
+	return 1;
+}
+
+/*
+ * Receive the data symbols in have and the parity rows in pmask, decode,
+ * and check the result.  Returns 0 if all is well, else a short reason.
+ */
+static const char *sub_try(struct sub *s, u64 have, u32 pmask)
+{
+	u32 i, j, npar = 0, e = 0, used = 0;
+	int ret, enospc;
+
+	for (i = 0; i < s->kg; i++) {
+		if (have & BIT_ULL(i)) {
+			memcpy(s->rx[i], s->orig[i], s->len[i]);
+			memset(s->rx[i] + s->len[i], 0, s->pay - s->len[i]);
+		} else {
+			memset(s->rx[i], CANARY, s->pay);
+			e++;
+		}
+	}
+	for (j = 0; j < s->m; j++) {
+		if (pmask & BIT(j)) {
+			memcpy(s->prx[j], s->par[j], s->pay);
+			s->pptr[j] = s->prx[j];
+			npar++;
+		} else {
+			s->pptr[j] = NULL;
+		}
+	}
+	enospc = __builtin_popcountll(have) + npar < s->kg;
+	ret = sdr_ec_decode(s->kg, s->m, have, s->rx, s->pptr, s->pay);
+	if (enospc) {
+		if (ret != -ENOSPC)
+			return "want -ENOSPC";
+		for (i = 0; i < s->kg; i++)
+			if (!(have & BIT_ULL(i)) &&
+			    !all_canary(s->rx[i], s->pay))
+				return "-ENOSPC but data was written";
+		for (j = 0; j < s->m; j++)
+			if (s->pptr[j] &&
+			    memcmp(s->prx[j], s->par[j], s->pay))
+				return "-ENOSPC but parity was written";
+		return NULL;
+	}
+	if (ret != (int)e)
+		return "wrong count recovered";
+	for (i = 0; i < s->kg; i++)
+		if (!sym_eq(s, i, s->rx[i]))
+			return "data differs";
+	/* only the first e present rows may serve as scratch */
+	for (j = 0; j < s->m; j++) {
+		if (!s->pptr[j])
+			continue;
+		if (used++ >= e && memcmp(s->prx[j], s->par[j], s->pay))
+			return "an unused parity row was written";
+	}
+	return NULL;
+}
+
+static void test_ec_exhaustive(void)
+{
+	static const u32 km[][2] = { {1, 1}, {3, 1}, {4, 2}, {5, 3}, {6, 4} };
+	u64 seed = 0x1234567887654321ULL;
+	u32 n, fails = 0, runs = 0;
+
+	for (n = 0; n < ARRAY_SIZE(km); n++) {
+		u32 kg = km[n][0], m = km[n][1];
+		/* odd pay: the word loop and the byte tail both run */
+		u32 pay = 37, last;
+
+		for (last = pay - 9; last <= pay; last += 9) {
+			const char *why;
+			struct sub s;
+			u64 have;
+			u32 pmask;
+
+			sub_init(&s, kg, m, pay, last, &seed);
+			for (have = 0; have < BIT_ULL(kg); have++)
+				for (pmask = 0; pmask < BIT(m); pmask++) {
+					why = sub_try(&s, have, pmask);
+					runs++;
+					if (!why || fails++ >= 5)
+						continue;
+					tap_diag("(%u, %u) last %u have %#llx par %#x: %s",
+						 kg, m, last,
+						 (unsigned long long)have,
+						 pmask, why);
+				}
+			sub_free(&s);
+		}
+	}
+	CHECK_EQ(fails, 0);
+	CHECK_EQ(runs, 2 * (2 * 2 + 8 * 2 + 16 * 4 + 32 * 8 + 64 * 16));
+}
+
+/* Erase exactly `lose` of the kg + m symbols, chosen at random. */
+static void random_erasure(u32 kg, u32 m, u32 lose, u64 *seed, u64 *have,
+			   u32 *pmask)
+{
+	u32 n = kg + m, k = 0;
+
+	*have = kg == 64 ? ~0ULL : BIT_ULL(kg) - 1;
+	*pmask = m == 32 ? ~0U : (u32)BIT(m) - 1;
+	while (k < lose) {
+		u32 x = (u32)(rng(seed) % n);
+
+		if (x < kg) {
+			if (!(*have & BIT_ULL(x)))
+				continue;
+			*have &= ~BIT_ULL(x);
+		} else {
+			if (!(*pmask & BIT(x - kg)))
+				continue;
+			*pmask &= ~(u32)BIT(x - kg);
+		}
+		k++;
+	}
+}
+
+static void run_random(u32 kg, u32 m, u32 pay, u32 last, u32 iters,
+		       u32 lose_max, u64 *seed)
+{
+	struct sub s;
+	u32 it, fails = 0;
+
+	sub_init(&s, kg, m, pay, last, seed);
+	for (it = 0; it < iters; it++) {
+		u32 lose = lose_max ? (u32)(rng(seed) % (lose_max + 1)) : m;
+		const char *why;
+		u32 pmask;
+		u64 have;
+
+		random_erasure(kg, m, lose, seed, &have, &pmask);
+		why = sub_try(&s, have, pmask);
+		if (why && fails++ < 5)
+			tap_diag("(%u, %u) pay %u have %#llx par %#x: %s", kg,
+				 m, pay, (unsigned long long)have, pmask, why);
+	}
+	sub_free(&s);
+	CHECK_EQ(fails, 0);
+}
+
+static void test_ec_random_large(void)
+{
+	u64 seed = 0xfeedfacecafebeefULL;
+
+	/* every loss pattern here leaves exactly kg symbols */
+	run_random(32, 8, 4056, 1001, 40, 0, &seed);
+	run_random(64, 32, 4056, 4055, 8, 0, &seed);
+	run_random(10, 4, 4056, 1, 60, 0, &seed);
+	/* 64 data symbols, no parity to spare: the full-mask edge */
+	run_random(64, 1, 100, 7, 40, 0, &seed);
+}
+
+/*
+ * A short last submessage (kg = 7 of k = 64) uses the same rows as a full
+ * one whose missing symbols are zero, and decodes with up to m losses.
+ */
+static void test_ec_short_submsg(void)
+{
+	u64 seed = 0x0badc0de0badc0deULL;
+	const u8 *full[SDR_EC_MAX_K];
+	u32 flen[SDR_EC_MAX_K], j;
+	u8 out[512];
+	struct sub s;
+
+	sub_init(&s, 7, 8, 512, 300, &seed);
+	memset(full, 0, sizeof(full));
+	memset(flen, 0, sizeof(flen));
+	memcpy(full, s.orig, 7 * sizeof(full[0]));
+	memcpy(flen, s.len, sizeof(s.len[0]) * 7);
+	for (j = 0; j < 8; j++) {
+		CHECK_EQ(sdr_ec_encode(64, j, full, flen, 512, out), 0);
+		CHECK(!memcmp(out, s.par[j], 512));
+	}
+	sub_free(&s);
+	run_random(7, 8, 512, 300, 3000, 15, &seed);
+	run_random(7, 8, 61, 61, 3000, 15, &seed);
+	run_random(2, 32, 64, 3, 3000, 34, &seed);
+}
+
+static void test_ec_bad_args(void)
+{
+	u8 d0[16], d1[16], out[16], p0[16], ref[16];
+	const u8 *cdata[2] = { d0, d1 };
+	u8 *data[2] = { d0, d1 };
+	u8 *par[SDR_EC_MAX_K];	/* also serves as 64 data pointers */
+	u32 len[2] = { 16, 16 };
+	u32 i;
+
+	for (i = 0; i < 16; i++) {
+		d0[i] = (u8)i;
+		d1[i] = (u8)(3 * i + 1);
+	}
+	memset(out, CANARY, sizeof(out));
+	CHECK_EQ(sdr_ec_encode(0, 0, cdata, len, 16, out), -EINVAL);
+	CHECK_EQ(sdr_ec_encode(SDR_EC_MAX_K + 1, 0, cdata, len, 16, out),
+		 -EINVAL);
+	CHECK_EQ(sdr_ec_encode(2, SDR_EC_MAX_M, cdata, len, 16, out), -EINVAL);
+	CHECK_EQ(sdr_ec_encode(2, 0, cdata, len, 15, out), -EINVAL);
+	len[1] = 17;
+	CHECK_EQ(sdr_ec_encode(2, 0, cdata, len, 16, out), -EINVAL);
+	CHECK(all_canary(out, sizeof(out)));
+	len[1] = 16;
+	CHECK_EQ(sdr_ec_encode(2, 0, cdata, len, 16, p0), 0);
+	memcpy(ref, p0, sizeof(ref));
+
+	for (i = 0; i < ARRAY_SIZE(par); i++)
+		par[i] = p0;
+	memset(d1, CANARY, sizeof(d1));
+	CHECK_EQ(sdr_ec_decode(0, 1, 0, data, par, 16), -EINVAL);
+	CHECK_EQ(sdr_ec_decode(SDR_EC_MAX_K + 1, 1, 1, data, par, 16),
+		 -EINVAL);
+	CHECK_EQ(sdr_ec_decode(2, SDR_EC_MAX_M + 1, 1, data, par, 16),
+		 -EINVAL);
+	/* a present bit at or above kg */
+	CHECK_EQ(sdr_ec_decode(2, 1, 1 | BIT_ULL(2), data, par, 16), -EINVAL);
+	CHECK_EQ(sdr_ec_decode(2, 1, BIT_ULL(63), data, par, 16), -EINVAL);
+	CHECK(all_canary(d1, sizeof(d1)));
+	CHECK(!memcmp(p0, ref, sizeof(ref)));
+	/* nothing missing: 0, even without any parity */
+	CHECK_EQ(sdr_ec_decode(1, 0, 1, data, par, 16), 0);
+	CHECK_EQ(sdr_ec_decode(64, 0, ~0ULL, (u8 *const *)par, par, 16), 0);
+	/* more lost than m rows could ever cover */
+	CHECK_EQ(sdr_ec_decode(64, SDR_EC_MAX_M, 0, (u8 *const *)par, par, 16),
+		 -ENOSPC);
+	CHECK(!memcmp(p0, ref, sizeof(ref)));
+	/* missing with m = 0 */
+	CHECK_EQ(sdr_ec_decode(2, 0, 1, data, par, 16), -ENOSPC);
+	CHECK(all_canary(d1, sizeof(d1)));
+	/* and the real thing still works on these buffers */
+	CHECK_EQ(sdr_ec_decode(2, 1, 1, data, par, 16), 1);
+	for (i = 0; i < 16; i++)
+		CHECK_EQ(d1[i], (u8)(3 * i + 1));
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Rough numbers only: this binary is built with ASan and UBSan. */
+static void test_ec_throughput(void)
+{
+	u64 seed = 42;
+	struct sub s;
+	double t0, dt;
+	u32 it = 0, j;
+	u64 have;
+	u32 pmask;
+
+	sub_init(&s, 32, 8, 4056, 4056, &seed);
+	t0 = now_s();
+	do {
+		for (j = 0; j < 8; j++)
+			CHECK_EQ(sdr_ec_encode(32, j, (const u8 *const *)s.orig,
+					       s.len, 4056, s.par[j]), 0);
+		it++;
+		dt = now_s() - t0;
+	} while (dt < 0.3);
+	tap_diag("ec encode (32,8): %.0f MB/s", it * 32.0 * 4056 / dt / 1e6);
+
+	random_erasure(32, 8, 8, &seed, &have, &pmask);
+	it = 0;
+	t0 = now_s();
+	do {
+		CHECK(!sub_try(&s, have, pmask));
+		it++;
+		dt = now_s() - t0;
+	} while (dt < 0.3);
+	tap_diag("ec decode (32,8), %d of 32 data lost: %.0f MB/s",
+		 32 - __builtin_popcountll(have),
+		 it * 32.0 * 4056 / dt / 1e6);
+	sub_free(&s);
+}
+
+void test_ec(void)
+{
+	TAP_RUN(test_ec_gf);
+	TAP_RUN(test_ec_coef);
+	TAP_RUN(test_ec_exhaustive);
+	TAP_RUN(test_ec_random_large);
+	TAP_RUN(test_ec_short_submsg);
+	TAP_RUN(test_ec_bad_args);
+	TAP_RUN(test_ec_throughput);
+}
