@@ -565,13 +565,13 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 			      const struct sdr_pkt *pkt)
 {
-	u64 window = flow->stats.rx_packets + sdr_none_reorder_pkts;
+	u64 window = flow->stats.rx_packets + READ_ONCE(sdr_none_reorder_pkts);
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
 
 	flow->rx_last_ns = ktime_get_ns();
 	sdr_flow_arm_rx_timer(flow, flow->rx_last_ns +
-			      (u64)sdr_none_idle_ms * NSEC_PER_MSEC);
+			      (u64)READ_ONCE(sdr_none_idle_ms) * NSEC_PER_MSEC);
 
 	if ((pkt->flags & SDR_PKT_F_LAST) && !slot->done_at_pkt)
 		slot->done_at_pkt = window;
@@ -596,7 +596,7 @@ static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 enum hrtimer_restart sdr_flow_rx_timer(struct hrtimer *timer)
 {
 	struct sdr_flow *flow = container_of(timer, struct sdr_flow, rx_timer);
-	s64 idle_ns = (s64)sdr_none_idle_ms * NSEC_PER_MSEC;
+	s64 idle_ns = (s64)READ_ONCE(sdr_none_idle_ms) * NSEC_PER_MSEC;
 	u32 i;
 
 	spin_lock_bh(&flow->lock);

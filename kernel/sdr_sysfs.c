@@ -330,7 +330,7 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
 	policy = sysfs_match_string(sdr_policy_names, buf);
 	if (policy < 0)
 		return -EINVAL;
-	if (!uid_eq(current_euid(), make_kuid(current_user_ns(), flow->owner_uid)) &&
+	if (!uid_eq(current_euid(), make_kuid(&init_user_ns, flow->owner_uid)) &&
 	    !capable(CAP_NET_ADMIN))
 		return -EPERM;
 	ret = sdr_flow_set_policy(flow, policy);

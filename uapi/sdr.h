@@ -154,7 +154,7 @@ struct sdr_endpoint {
 
 /*
  * SDR_IOC_FLOW_CREATE - create a flow.
- * in:  policy (SDR_POLICY_NONE or SDR_POLICY_SR in this version, or
+ * in:  policy (SDR_POLICY_NONE, SR or EC in this version, or
  *      SDR_POLICY_DEFAULT for the module parameter default_policy); mtu
  *      (0: the port's; else 256..4096, a power of two, at most the
  *      port's); chunk_size (bytes per bitmap bit: a multiple of payload,
@@ -232,7 +232,7 @@ struct sdr_recv_state {
  *      chunk_size, max_msg_size or max_msgs differ from this flow's, a
  *      zero or out-of-range flow id or QPN; EHOSTUNREACH the address
  *      handle for the peer's GID cannot be created (no route).  A peer
- *      that is routable but absent is only found by traffic: policy SR
+ *      that is routable but absent is only found by traffic: policy SR or EC
  *      fails the flow after the dead-peer time (module parameter
  *      dead_ms).
  */

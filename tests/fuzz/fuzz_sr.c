@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for the SR engine.  The input is a script: a message
- * and flow geometry, then operations on one sender and one receiver
+ * libFuzzer target for the SR engine, EC included.  The input is a
+ * script: a message and flow geometry (and EC's k and m, or SR), then
+ * operations on one sender and one receiver
  * (send, deliver a sent packet or a forged one, deliver a forged ACK/NACK
  * or RNR, run timers, advance time).  Invariants checked after every step:
  * packet state accounting on both sides, every control packet the
  * receiver builds passes sdr_wire_decode(), deadlines are never in the
- * past while nothing can be sent, and a finished sender holds no budget.
+ * past while nothing can be sent, a finished sender holds no budget, and
+ * every DECODE the receiver reports can be carried out.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include "sdr_sr.h"
 #include "sdr_bitmap.h"
+#include "sdr_ec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,8 +61,20 @@ static void check_tx(const struct sdr_sr_flow *f, const struct sdr_sr_tx *m)
 
 static void check_rx(const struct sdr_sr_rx *r)
 {
+	uint32_t g;
+
 	if (!r->msg_len)
 		return;
+	for (g = 0; r->ec_k && g < r->ngroups; g++) {
+		uint32_t first, kg;
+		uint64_t have;
+
+		sdr_sr_rx_group(r, g, &first, &kg, &have);
+		/* parity rows beyond the submessage's, or kept for a whole one */
+		if ((uint64_t)r->par_mask[g] >> sdr_sr_group_m(r->ec_k, r->ec_m, kg) ||
+		    (r->par_mask[g] && have == (kg == 64 ? ~0ULL : (1ULL << kg) - 1)))
+			abort();
+	}
 	if (r->nrecv != sdr_bitmap_weight(r->map, r->npkts))
 		abort();
 	if (r->cum != sdr_bitmap_next_zero(r->map, r->npkts, 0))
@@ -101,7 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sdr_sr_rx r;
 	struct sdr_pkt sent[SENT_MAX], hdr;
 	struct sdr_ack ack;
-	uint32_t msg_len, nsent = 0, steps = 0;
+	uint32_t msg_len, nsent = 0, steps = 0, ec_k, ec_m;
+	uint8_t policy = SDR_WIRE_POLICY_SR;
+	bool foreign = false;
 	uint64_t now = 1000000000ULL;
 	void *txmem, *rxmem;
 
@@ -114,12 +131,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.pace_bps = take(&in, 1) ? 1000000000ULL * take(&in, 1) : 0;
 	cfg.max_backoff = take(&in, 1) % 20;
 	cfg.pkts_per_chunk = take(&in, 1);
+	ec_k = take(&in, 1) % (SDR_EC_MAX_K + 1);	/* 0: SR */
+	ec_m = 1 + take(&in, 1) % SDR_EC_MAX_M;
+	cfg.ec_beta_pct = take(&in, 1);
 	sdr_sr_flow_init(&fs, &cfg);
 	sdr_sr_flow_init(&fr, &cfg);
 	txmem = malloc(sdr_sr_tx_size(msg_len, cfg.pay));
 	rxmem = malloc(sdr_sr_rx_size(msg_len, cfg.pay));
 	if (sdr_sr_tx_init(&fs, &m, msg_len, txmem, now))
 		abort();
+	if (ec_k) {
+		if (sdr_sr_tx_set_ec(&fs, &m, ec_k, ec_m))
+			abort();
+		policy = SDR_WIRE_POLICY_EC;
+	}
 	sdr_sr_rx_init(&fr, &r, msg_len, rxmem);
 
 	while (in.n && steps++ < 4096) {
@@ -131,7 +156,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (op % 9) {
 		case 0:		/* send what may be sent */
 			while (sdr_sr_tx_next(&fs, &m, now, &d) == 1) {
-				if (d.len == 0 || d.offset + (uint64_t)d.len > msg_len)
+				/* parity is pay bytes and may pad past the end */
+				if (d.len == 0 || d.offset >= msg_len ||
+				    (!(d.flags & SDR_PKT_F_PARITY) &&
+				     d.offset + (uint64_t)d.len > msg_len))
 					abort();
 				memset(&p, 0, sizeof(p));
 				p.type = SDR_PKT_DATA;
@@ -142,7 +170,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				p.msg_len = msg_len;
 				p.offset = d.offset;
 				p.ts = d.ts;
+				p.policy = policy;
+				p.aux = d.aux;
 				if (sdr_wire_check_geometry(&p, cfg.pay, msg_len))
+					abort();
+				if ((d.flags & SDR_PKT_F_PARITY) &&
+				    (!ec_k || d.len != cfg.pay ||
+				     SDR_EC_AUX_K(d.aux) != ec_k))
 					abort();
 				sent[nsent++ % SENT_MAX] = p;
 			}
@@ -155,13 +189,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			p = sent[take(&in, 1) % (nsent < SENT_MAX ? nsent : SENT_MAX)];
 			ret = sdr_sr_rx_data(&fr, &r, &p, now);
-			/* our own packets are valid unless a forgery set msg_len */
-			if (ret < 0 && r.msg_len == msg_len)
+			/* our own packets are valid unless a forgery came first */
+			if (ret < 0 && !foreign)
 				abort();
+			if (ret > 0 && ret & SDR_SR_RX_DECODE) {
+				uint32_t g = p.offset / cfg.pay / r.ec_k, n;
+
+				if (sdr_sr_rx_decoded(&fr, &r, g, now, &n) < 0 || !n)
+					abort();
+			}
 			while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
 				ctrl_to_tx(&fs, &m, &hdr, &ack, now, take(&in, 1) & 1);
 			break;
 		case 3: {	/* forged DATA */
+			bool first;
+
 			memset(&p, 0, sizeof(p));
 			p.type = SDR_PKT_DATA;
 			p.flags = take(&in, 1) & SDR_PKT_F_DATA_MASK;
@@ -171,7 +213,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p.ts = take(&in, 4);
 			p.dst_flow = 2;
 			p.src_flow = 1;
+			p.policy = take(&in, 1) & 1 ? policy : SDR_WIRE_POLICY_EC;
+			p.aux = take(&in, 1) & 1 ? SDR_EC_AUX(ec_k, ec_m, take(&in, 1)) :
+						   take(&in, 4);
+			first = !r.msg_len;
 			ret = sdr_sr_rx_data(&fr, &r, &p, now);
+			if (first && r.msg_len &&
+			    (p.msg_len != msg_len || p.policy != policy ||
+			     (ec_k && (SDR_EC_AUX_K(p.aux) != ec_k ||
+				       SDR_EC_AUX_M(p.aux) != ec_m))))
+				foreign = true;
+			/* a forged DECODE is still carried out by the caller */
+			if (ret > 0 && ret & SDR_SR_RX_DECODE) {
+				uint32_t n;
+
+				if (sdr_sr_rx_decoded(&fr, &r, p.offset / cfg.pay / r.ec_k,
+						      now, &n) < 0)
+					abort();
+			}
 			if (ret >= 0 && ret & SDR_SR_RX_NEW &&
 			    sdr_wire_check_geometry(&p, cfg.pay, msg_len))
 				abort();

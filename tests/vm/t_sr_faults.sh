@@ -3,10 +3,11 @@
 # Policy SR against faults a long-haul link has: ACKs lost (netem on the
 # receiver's egress only), the link down for 2 s mid-transfer, and the peer
 # device removed mid-transfer (both ends must report an error within the
-# dead-peer time, nothing hangs, the module unloads).
+# dead-peer time, nothing hangs, the module unloads; the failed messages
+# show up as sdr:sdr_msg_failed events).
 . "$(dirname "$0")/lib.sh"
 
-plan 10
+plan 11
 sdr_load
 perf=$TOP/tools/sdr_perf
 tmp=$(mktemp -d)
@@ -55,6 +56,9 @@ check "link down 2 s: 150 messages, verify_errors 0, failed 0" \
 	test "$(jfield "$tmp/linkdown.cli" messages)/$(jfield "$tmp/linkdown.cli" verify_errors)/$(jfield "$tmp/linkdown.cli" failed_messages)" = 150/0/0
 
 # 3. The receiver's device disappears mid-transfer.
+T=/sys/kernel/tracing
+echo >"$T/trace"
+echo 1 >"$T/events/sdr/sdr_msg_failed/enable"
 echo 3000 >/sys/module/sdr/parameters/dead_ms
 run_pair devgone -s 1M -n 100000
 sleep 3
@@ -76,6 +80,13 @@ tail -n 3 "$tmp/devgone.srv" | sed 's/^/# server: /'
 check "device gone: both ends exit within 60 s" test "$took" -lt 60
 check "device gone: the client reports an error" test "$crc" != 0
 check "device gone: the server reports an error" test "$src" != 0
+echo 0 >"$T/events/sdr/sdr_msg_failed/enable"
+nfail=$(grep -c 'sdr_msg_failed:' "$T/trace")
+nbad=$(grep 'sdr_msg_failed:' "$T/trace" | grep -vcE 'status=(failed|flushed)$')
+grep -m 2 'sdr_msg_failed:' "$T/trace" | sed 's/^/# /'
+check "device gone: sdr_msg_failed fired ($nfail events), each failed or flushed" \
+	test "$nfail" -gt 0 -a "$nbad" = 0
+echo >"$T/trace"
 check "device gone: sdr unloads" rmmod sdr
 check "rxe1 comes back and sdr binds it again" \
 	sh -c "rdma link add rxe1 type rxe netdev veth1 && insmod $KO && test -d /sys/class/sdr/rxe1"
