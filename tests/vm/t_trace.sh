@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Tracepoints: under loss, sdr:sdr_retransmit fires once per retransmitted
 # packet (the event count equals the flow's retransmit counter), and
-# sdr:sdr_msg_done once per completed message on each side.
+# sdr:sdr_msg_done once per completed message on each side.  Then the same
+# from bpftrace (a dependency, tools/deps): under EC, its counts of
+# sdr_retransmit and of the packets sdr_pkt_recovered reports equal the
+# sender's retransmit and the receiver's recovered counters.
 . "$(dirname "$0")/lib.sh"
 
-plan 5
+plan 7
 sdr_load
 T=/sys/kernel/tracing
 [ -d "$T/events/sdr" ] || { not_ok "events/sdr exists in tracefs"; done_testing; }
@@ -37,6 +40,37 @@ check "loss caused retransmissions" test "${retx:-0}" -gt 0
 check "one sdr_retransmit event per retransmission" test "$events" = "$retx"
 check "sdr_msg_done: 40 sends and 40 receives completed ok" test "$done_send/$done_recv" = 40/40
 check "sdr_flow_state: flows went connected" grep -q 'sdr_flow_state:.*idle -> connected' "$T/trace"
-rm -f "$out"
 echo >"$T/trace"
+
+if ! command -v bpftrace >/dev/null; then
+	not_ok "bpftrace is installed (make deps)"
+	not_ok "bpftrace: counts match the counters"
+	done_testing
+fi
+ok "bpftrace is installed"
+bt=$(mktemp)
+bpftrace -o "$bt" -e 'tracepoint:sdr:sdr_retransmit { @retx = count(); }
+	tracepoint:sdr:sdr_pkt_recovered { @rec = sum(args->count); }' &
+bpid=$!
+# attaching compiles the program: slow under TCG
+for _ in $(seq 120); do grep -q Attaching "$bt" 2>/dev/null && break; sleep 1; done
+tc qdisc add dev veth0 root netem loss 3% limit 100000
+"$TOP/tools/sdr_perf" -d rxe1 -P ec -p 18651 >/dev/null 2>&1 &
+spid=$!
+sleep 1
+"$TOP/tools/sdr_perf" -d rxe0 -P ec -p 18651 -s 256K -n 40 --json 198.18.0.2 >"$out" 2>&1
+wait "$spid"
+tc qdisc del dev veth0 root
+sleep 1
+kill -INT "$bpid"
+wait "$bpid"
+field() { tail -n 1 "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+retx=$(field retransmitted_packets)
+rec=$(field recovered_packets)
+bretx=$(sed -n 's/^@retx: //p' "$bt")
+brec=$(sed -n 's/^@rec: //p' "$bt")
+diag "EC: retransmitted $retx (bpftrace ${bretx:-none}), recovered $rec (bpftrace ${brec:-none})"
+check "bpftrace: sdr_retransmit and sdr_pkt_recovered counts equal the counters, and parity repaired loss" \
+	test "${bretx:-0}/${brec:-x}" = "$retx/$rec" -a "${rec:-0}" -gt 0
+rm -f "$out" "$bt"
 done_testing
