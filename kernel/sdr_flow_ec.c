@@ -11,6 +11,10 @@
  * flow->lock, the receive side in softirq context: parity payloads are
  * held in GFP_ATOMIC buffers, and a parity packet that finds no memory is
  * dropped (counted as no_memory) and its submessage falls back to SR.
+ * Whatever k and m the peer picked, a receive holds no more parity
+ * payloads than its message has packets: a submessage of kg packets is
+ * decoded (and its parity freed) as soon as data and parity reach kg, so
+ * it never holds more than kg rows.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -39,8 +43,9 @@ int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 	ret = sdr_sr_tx_set_ec(&flow->sr, &msg->sr, k, m);
 	if (ret)
 		return ret;
+	/* no warning for a size kvmalloc refuses: ENOMEM says it */
 	msg->par_buf = kvmalloc(array3_size(msg->sr.ngroups, m, flow->payload),
-				GFP_KERNEL);
+				GFP_KERNEL | __GFP_NOWARN);
 	return msg->par_buf ? 0 : -ENOMEM;
 }
 
@@ -75,7 +80,7 @@ static u8 **sdr_eck_slot(struct sdr_flow *flow, u32 idx, u32 g, u32 j)
 /* A copy of parity packet @pkt's payload for the engine, or NULL. */
 u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload)
 {
-	u8 *buf = kmalloc(flow->payload, GFP_ATOMIC);
+	u8 *buf = kmalloc(flow->payload, GFP_ATOMIC | __GFP_NOWARN);
 
 	if (buf)
 		memcpy(buf, payload, flow->payload);
@@ -97,7 +102,8 @@ void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 
 	if (!slot->ec_par) {
 		slot->ec_par = kcalloc(slot->sr.ngroups * slot->sr.ec_m,
-				       sizeof(*slot->ec_par), GFP_ATOMIC);
+				       sizeof(*slot->ec_par),
+				       GFP_ATOMIC | __GFP_NOWARN);
 		if (slot->ec_par)
 			slot->ec_par_n = slot->sr.ngroups * slot->sr.ec_m;
 	}

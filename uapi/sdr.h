@@ -347,7 +347,9 @@ struct sdr_recv_complete {
  *      outside the send region, a stream part not aligned or beyond
  *      msg_len, END before msg_len bytes, two stream flags; ESTALE seq
  *      names no open stream of this flow; EPIPE flow closed or failed;
- *      EFAULT a user pointer that cannot be read.
+ *      EFAULT a user pointer that cannot be read; ENOMEM no memory for
+ *      the message's state (SR, EC: about 18 bytes a packet) or its EC
+ *      parity (m/k of the message, module parameters ec_k and ec_m).
  */
 #define SDR_SEND_USER_PTR	(1U << 0)
 #define SDR_SEND_STREAM_START	(1U << 1)
