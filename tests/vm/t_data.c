@@ -108,8 +108,12 @@ static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 	random_fill(src, len, SEED ^ i);
 	m->hash = hash64(src, len);
 	if (switch_every && i % switch_every == 0) {
-		ret = sdr_flow_set_policy(self->fs, (i / switch_every) % 2 ?
-					  SDR_POLICY_SR : SDR_POLICY_NONE);
+		static const uint32_t cycle[] = {
+			SDR_POLICY_NONE, SDR_POLICY_SR, SDR_POLICY_EC
+		};
+
+		ret = sdr_flow_set_policy(self->fs,
+					  cycle[(i / switch_every) % 3]);
 		if (ret)
 			return ret;
 	}
@@ -345,8 +349,9 @@ TEST_F_T(pair, random_1000_region, 900)
 }
 
 /*
- * The sender switches its flow's policy every 7 messages while up to
- * max_msgs are in flight: every message still arrives whole and intact.
+ * The sender switches its flow's policy (NONE, SR, EC, ...) every 7
+ * messages while up to max_msgs are in flight: every message still
+ * arrives whole and intact.
  */
 TEST_F_T(pair, policy_switch_live_200, 300)
 {
@@ -394,4 +399,53 @@ TEST_F_T(pair, boundary_sizes_all_modes, 300)
 	edge_n = sizeof(sz) / sizeof(sz[0]);
 	for (mode = M_REGION; mode <= M_MIXED; mode++)
 		transfer(self, edge_n, size_edges, mode);
+}
+
+/* Every send mode and boundary size again under EC (parity of short tails). */
+TEST_F_T(pair, ec_boundary_sizes_all_modes, 300)
+{
+	ASSERT_EQ(sdr_flow_set_policy(self->fs, SDR_POLICY_EC), 0);
+	pair_boundary_sizes_all_modes(self);
+}
+
+/*
+ * EC's extreme geometry, k = 1 and m = 32: 32 parity packets per data
+ * packet.  Parity for a 128 MiB message (4 GiB) is refused with ENOMEM,
+ * without a kernel warning; a 100 kB message still arrives intact.
+ */
+TEST(ec_extreme_geometry)
+{
+	struct sdr_flow_attr fa = { .policy = SDR_POLICY_EC,
+				    .max_msg_size = 128 << 20, .max_msgs = 1 };
+	struct sdr_ctx *cs, *cr;
+	struct sdr_flow *fs, *fr;
+	struct sdr_completion c;
+	struct sdr_recv *h;
+	uint32_t seq, len = 100000, st = 0;
+	int i, ret = -EAGAIN;
+
+	ASSERT_EQ(set_param("ec_k", 1), 0);
+	ASSERT_EQ(set_param("ec_m", 32), 0);
+	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
+	EXPECT_EQ(sdr_send_post(fs, 0, 128 << 20, 0, 1, &seq), -ENOMEM);
+
+	random_fill(sdr_send_slot(fs, 0), len, SEED);
+	ASSERT_EQ(sdr_recv_post(fr, 7, &h), 0);
+	ASSERT_EQ(sdr_send_post(fs, 0, len, 0, 2, &seq), 0);
+	for (i = 0; i < 3000 && ret == -EAGAIN; i++) {
+		ret = sdr_recv_poll(h, &st);
+		if (ret == -EAGAIN)
+			usleep(10000);
+	}
+	ASSERT_EQ(ret, 0);
+	EXPECT_EQ(st, SDR_STATUS_OK);
+	EXPECT_EQ(hash64(sdr_recv_data(h), len),
+		  hash64(sdr_send_slot(fs, 0), len));
+	for (i = 0; i < 3000 && sdr_send_poll(fs, &c, 1) == 0; i++)
+		usleep(10000);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(set_param("ec_k", 32), 0);
+	EXPECT_EQ(set_param("ec_m", 8), 0);
+	sdr_close(cs);
+	sdr_close(cr);
 }

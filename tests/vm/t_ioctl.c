@@ -374,19 +374,6 @@ TEST(bind_errors_and_outputs)
 }
 
 /* Write a module parameter; returns 0 or -1. */
-static int set_param(const char *name, unsigned int v)
-{
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/module/sdr/parameters/%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%u\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
 
 /* SDR_POLICY_DEFAULT and chunk_size 0 take the module's defaults. */
 TEST_F(env, flow_create_defaults)

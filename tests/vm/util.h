@@ -321,4 +321,19 @@ static inline int flow_pair(const struct sdr_flow_attr *fa,
 	return 0;
 }
 
+/* Write module parameter @name; 0, or -1 if refused. */
+static inline int set_param(const char *name, unsigned int v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/module/sdr/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%u\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 #endif /* SDR_TEST_UTIL_H */
