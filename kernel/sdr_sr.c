@@ -283,6 +283,16 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 	return true;
 }
 
+/*
+ * Packets the peer owes an answer for.  With none (a streamed message
+ * waiting for its next part, everything sent acknowledged) a silent peer
+ * is not a dead one.
+ */
+static bool sdr_sr_outstanding(const struct sdr_sr_tx *m)
+{
+	return m->inflight || m->lost.count;
+}
+
 /* RTO expiry and dead-peer check */
 static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 			     u64 now)
@@ -291,7 +301,8 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 
 	if (m->status)
 		return;
-	if (f->cfg.dead_ns && now - m->last_progress_ns >= f->cfg.dead_ns) {
+	if (f->cfg.dead_ns && sdr_sr_outstanding(m) &&
+	    now - m->last_progress_ns >= f->cfg.dead_ns) {
 		sdr_sr_finish(f, m, -ETIMEDOUT, now);
 		return;
 	}
@@ -433,6 +444,9 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	if (!work)
 		return 0;
 
+	/* the dead-peer clock starts with the first packet owed an answer */
+	if (!sdr_sr_outstanding(m) && m->last_progress_ns < now_ns)
+		m->last_progress_ns = now_ns;
 	if (m->lost.count) {
 		i = m->lost.head;
 		sdr_sr_unlink(m, i);
@@ -591,7 +605,7 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 
 	if (m->status)
 		return U64_MAX;
-	if (f->cfg.dead_ns)
+	if (f->cfg.dead_ns && sdr_sr_outstanding(m))
 		d = sdr_sat_add(m->last_progress_ns, f->cfg.dead_ns);
 	if (m->flight.head != SDR_SR_NIL)
 		d = min(d, sdr_sr_expiry(f, m, m->flight.head));

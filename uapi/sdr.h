@@ -339,9 +339,12 @@ struct sdr_recv_complete {
  * Without stream flags: one-shot, msg_len is ignored and len is the
  * message length.  A streamed message always ends with STREAM_END, which
  * may carry len 0 when START or CONT already made every byte ready;
- * START may carry len 0 (nothing ready yet).  Ready lengths other than the last must be multiples of
- * the flow's payload.  Region data must not change until the send
- * completes.
+ * START may carry len 0 (nothing ready yet).  Ready lengths other than
+ * the last must be multiples of the flow's payload.  Region data must not
+ * change until the send completes.  Under SR and EC the sender waits for
+ * the next part as long as it takes, but a receiver that got part of a
+ * message and then nothing from the peer for the dead-peer time (module
+ * parameter dead_ms) fails the flow: do not pause a stream that long.
  * errors: ENOTCONN flow not connected; EAGAIN max_msgs sends in flight or
  *      completion ring full; EINVAL len 0 or above max_msg_size, a range
  *      outside the send region, a stream part not aligned or beyond

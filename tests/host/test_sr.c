@@ -813,6 +813,51 @@ static void test_sr_bad_ack(void)
 	free(mem);
 }
 
+/*
+ * A streamed message that waits for its next part longer than dead_ns,
+ * with everything sent so far acknowledged, is not failed: the peer owes
+ * nothing.  Once more is ready it continues, and a silent peer is judged
+ * from then on.
+ */
+static void test_sr_stream_pause(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h = { .type = SDR_PKT_ACK };
+	struct sdr_ack a = { 0 };
+	u64 now = 1000 * MS;
+	void *mem;
+	int n = 0;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.dead_ns = 50 * MS;
+	sdr_sr_flow_init(&f, &cfg);
+	mem = malloc(sdr_sr_tx_size(1000, 100));
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 1000, mem, now), 0);
+	sdr_sr_tx_set_limit(&m, 300);		/* 3 of 10 packets ready */
+	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+		n++;
+	CHECK_EQ(n, 3);
+	a.cum = 3;
+	a.base = 3;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), 0);
+	CHECK_EQ(sdr_sr_tx_deadline(&f, &m, now + MS), U64_MAX);
+	now += 10 * cfg.dead_ns;		/* the application is slow */
+	CHECK_EQ(sdr_sr_tx_poll(&f, &m, now), 0);
+	sdr_sr_tx_set_limit(&m, 1000);
+	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+		n++;
+	CHECK_EQ(n, 10);
+	CHECK_EQ(m.status, 0);
+	/* now the peer owes 7 packets: silence is death after dead_ns */
+	CHECK_EQ(sdr_sr_tx_deadline(&f, &m, now) <= now + cfg.dead_ns, 1);
+	CHECK_EQ(sdr_sr_tx_poll(&f, &m, now + cfg.dead_ns), -ETIMEDOUT);
+	free(mem);
+}
+
 static const struct imp *cur;
 
 static void one(void)
@@ -827,6 +872,7 @@ void test_sr(void)
 
 	TAP_RUN(test_sr_dead_peer);
 	TAP_RUN(test_sr_bad_ack);
+	TAP_RUN(test_sr_stream_pause);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {
 		cur = &imps[i];
 		snprintf(name, sizeof(name), "%s_10k_messages_%s",
