@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdr-sim: message completion times of the sdr SR engine on a long-haul
- * link, and the analytical SR model for comparison.
+ * sdr-sim: message completion times of the sdr SR engine, with or without
+ * erasure coding (policy EC), on a long-haul link, and the analytical SR
+ * and EC models for comparison.
  */
 #include <getopt.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include "sim.h"
+#include "sdr_ec.h"
 
 static void usage(FILE *f)
 {
@@ -24,7 +26,13 @@ static void usage(FILE *f)
 "  --burst LEN        mean loss burst length in packets (Gilbert-Elliott)\n"
 "  --size BYTES       message size, suffix K M G = KiB MiB GiB (1G)\n"
 "  --count N          messages, sent one after another (10)\n"
-"  --policy sr        reliability policy (only sr is simulated)\n"
+"  --policy sr|ec     reliability policy: selective repeat, or SR plus\n"
+"                     erasure coding (k data + m parity per submessage) (sr)\n"
+"  -P POLICY          the same\n"
+"  --k N              EC: data packets per submessage, 1..64 (32)\n"
+"  --m N              EC: parity packets per submessage, 1..32 (8)\n"
+"  --beta PCT         EC: a lost packet's RTO waits beta%% of SRTT more\n"
+"                     (plus k+m packet times) for parity to repair it (100)\n"
 "  --chunk BYTES      user bitmap chunk (64K)\n"
 "  --mtu BYTES        UD MTU: payload = MTU - 40 byte sdr header (4096)\n"
 "  --recovery MODE    nack (receiver NACKs + RTO, default) or rto (RTO only)\n"
@@ -32,7 +40,7 @@ static void usage(FILE *f)
 "  --backoff N        RTO doublings while the peer is silent, 0..16 (7)\n"
 "  --ack-every N      receiver ACKs every N packets (16)\n"
 "  --seed S           random seed (1)\n"
-"  --model            also print the analytical SR model\n"
+"  --model            also print the analytical model of the policy\n"
 "  --json             one JSON object on stdout\n");
 }
 
@@ -101,6 +109,18 @@ static int parse_size(const char *s, double *v)
 	return *u ? -1 : 0;
 }
 
+/* a whole number in [lo, hi] */
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *v)
+{
+	char *end;
+	unsigned long x = strtoul(s, &end, 0);
+
+	if (end == s || *end || *s == '-' || x < lo || x > hi)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
 static const char *fmt_time(double ns, char *buf, size_t n)
 {
 	if (ns >= 1e9)
@@ -115,7 +135,7 @@ static const char *fmt_time(double ns, char *buf, size_t n)
 enum {
 	O_BW = 256, O_RTT, O_DELAY, O_DIST, O_LOSS, O_BURST, O_SIZE, O_COUNT,
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
-	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP,
+	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA,
 };
 
 static const struct option opts[] = {
@@ -128,7 +148,8 @@ static const struct option opts[] = {
 	{ "json", 0, NULL, O_JSON }, { "model", 0, NULL, O_MODEL },
 	{ "recovery", 1, NULL, O_RECOVERY }, { "alpha", 1, NULL, O_ALPHA },
 	{ "backoff", 1, NULL, O_BACKOFF }, { "ack-every", 1, NULL, O_ACKEVERY },
-	{ "help", 0, NULL, O_HELP },
+	{ "help", 0, NULL, O_HELP }, { "k", 1, NULL, O_K },
+	{ "m", 1, NULL, O_M }, { "beta", 1, NULL, O_BETA },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -138,12 +159,13 @@ int main(int argc, char **argv)
 	struct sim_result r;
 	struct model_result m;
 	int c, json = 0, model = 0, have_model = 0;
+	const char *pol;
 	uint32_t mtu = 4096;
 	double v;
 	char b1[32], b2[32], b3[32], b4[32];
 
 	sim_defaults(&p);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hP:", opts, NULL)) != -1) {
 		int bad = 0;
 
 		switch (c) {
@@ -180,13 +202,20 @@ int main(int argc, char **argv)
 			p.size = (uint64_t)v;
 			break;
 		case O_COUNT: p.count = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case O_POLICY:
-			if (strcasecmp(optarg, "sr")) {
-				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (only sr)\n",
+		case O_POLICY: case 'P':
+			if (!strcasecmp(optarg, "sr")) {
+				p.policy = SIM_SR;
+			} else if (!strcasecmp(optarg, "ec")) {
+				p.policy = SIM_EC;
+			} else {
+				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (sr, ec)\n",
 					optarg);
 				return 2;
 			}
 			break;
+		case O_K: bad = parse_u32(optarg, 1, SDR_EC_MAX_K, &p.ec_k); break;
+		case O_M: bad = parse_u32(optarg, 1, SDR_EC_MAX_M, &p.ec_m); break;
+		case O_BETA: bad = parse_u32(optarg, 0, 10000, &p.beta_pct); break;
 		case O_CHUNK:
 			bad = parse_size(optarg, &v) || v < 1;
 			p.chunk = (uint32_t)v;
@@ -240,8 +269,9 @@ int main(int argc, char **argv)
 	if (model)
 		have_model = !sim_model(&p, &m);
 
+	pol = p.policy == SIM_EC ? "ec" : "sr";
 	if (json) {
-		printf("{\"policy\":\"sr\",\"bw_bps\":%.0f,\"rtt_ns\":%llu,\"loss\":%g,"
+		printf("{\"policy\":\"%s\",\"bw_bps\":%.0f,\"rtt_ns\":%llu,\"loss\":%g,"
 		       "\"burst\":%g,\"size\":%llu,\"count\":%u,\"mtu\":%u,\"payload\":%u,"
 		       "\"recovery\":\"%s\",\"alpha_pct\":%u,\"backoff\":%u,\"seed\":%llu,"
 		       "\"completed\":%u,\"failed\":%u,"
@@ -250,7 +280,7 @@ int main(int argc, char **argv)
 		       "\"tx_pkts\":%llu,\"retx_pkts\":%llu,\"timeouts\":%llu,"
 		       "\"nack_lost\":%llu,\"spurious\":%llu,\"acks\":%llu,\"nacks\":%llu,"
 		       "\"events\":%llu,\"cpu_s\":%.3f",
-		       p.bw_bps, (unsigned long long)(2 * p.owd_ns), p.loss, p.burst,
+		       pol, p.bw_bps, (unsigned long long)(2 * p.owd_ns), p.loss, p.burst,
 		       (unsigned long long)p.size, p.count, mtu, p.pay,
 		       p.nack ? "nack" : "rto", p.alpha_pct, p.max_backoff,
 		       (unsigned long long)p.seed, r.n, r.failed,
@@ -261,17 +291,35 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.st.spurious, (unsigned long long)r.st.acks_tx,
 		       (unsigned long long)r.st.nacks_tx, (unsigned long long)r.events,
 		       r.cpu_s);
-		if (have_model)
+		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u", r.se_ns, r.retx_msgs);
+		if (p.policy == SIM_EC)
+			printf(",\"k\":%u,\"m\":%u,\"beta_pct\":%u,\"parity_tx\":%llu,"
+			       "\"parity_rx\":%llu,\"decodes\":%llu,\"recovered\":%llu,"
+			       "\"decode_err\":%u",
+			       p.ec_k, p.ec_m, p.beta_pct,
+			       (unsigned long long)r.st.parity_tx,
+			       (unsigned long long)r.st.parity_rx,
+			       (unsigned long long)r.st.ec_decodes,
+			       (unsigned long long)r.st.ec_recovered, r.decode_err);
+		if (have_model) {
 			printf(",\"model\":{\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p99_ns\":%.0f,"
-			       "\"p999_ns\":%.0f}", m.mean_ns, m.p50_ns, m.p99_ns, m.p999_ns);
+			       "\"p999_ns\":%.0f", m.mean_ns, m.p50_ns, m.p99_ns, m.p999_ns);
+			if (p.policy == SIM_EC)
+				printf(",\"p_dec\":%.17g,\"p_fail\":%.6g,\"p_fallback\":%.6g,"
+				       "\"paper_ns\":%.0f",
+				       m.p_dec, m.p_fail, m.p_fallback, m.paper_ns);
+			printf("}");
+		}
 		printf("}\n");
 	} else {
-		printf("sdr-sim: sr, %llu B x %u, %.0f Gbit/s, RTT %s, loss %g%s, MTU %u, recovery %s\n",
-		       (unsigned long long)p.size, p.count, p.bw_bps / 1e9,
+		printf("sdr-sim: %s, %llu B x %u, %.0f Gbit/s, RTT %s, loss %g%s, MTU %u, recovery %s\n",
+		       pol, (unsigned long long)p.size, p.count, p.bw_bps / 1e9,
 		       fmt_time(2.0 * p.owd_ns, b1, sizeof(b1)), p.loss,
 		       p.burst > 1 ? " (bursts)" : "", mtu, p.nack ? "nack+rto" : "rto");
-		printf("completion  mean %s  p50 %s  p99 %s  p99.9 %s  goodput %.2f Gbit/s\n",
-		       fmt_time(r.mean_ns, b1, sizeof(b1)), fmt_time(r.p50_ns, b2, sizeof(b2)),
+		printf("completion  mean %s (+-%.2f%%)  p50 %s  p99 %s  p99.9 %s  goodput %.2f Gbit/s\n",
+		       fmt_time(r.mean_ns, b1, sizeof(b1)),
+		       r.mean_ns > 0 ? 100 * r.se_ns / r.mean_ns : 0,
+		       fmt_time(r.p50_ns, b2, sizeof(b2)),
 		       fmt_time(r.p99_ns, b3, sizeof(b3)), fmt_time(r.p999_ns, b4, sizeof(b4)),
 		       r.goodput_bps / 1e9);
 		if (have_model)
@@ -280,6 +328,17 @@ int main(int argc, char **argv)
 			       fmt_time(m.p50_ns, b2, sizeof(b2)),
 			       fmt_time(m.p99_ns, b3, sizeof(b3)),
 			       fmt_time(m.p999_ns, b4, sizeof(b4)), r.mean_ns / m.mean_ns);
+		if (have_model && p.policy == SIM_EC)
+			printf("ec model    P_dec 1 - %.3g  P_fallback %.3g  paper's form %s\n",
+			       m.p_fail, m.p_fallback, fmt_time(m.paper_ns, b1, sizeof(b1)));
+		if (p.policy == SIM_EC)
+			printf("ec (%u,%u)   parity sent %llu rx %llu  decodes %llu (%llu packets rebuilt)  "
+			       "messages with retx %u%s\n",
+			       p.ec_k, p.ec_m, (unsigned long long)r.st.parity_tx,
+			       (unsigned long long)r.st.parity_rx,
+			       (unsigned long long)r.st.ec_decodes,
+			       (unsigned long long)r.st.ec_recovered, r.retx_msgs,
+			       r.decode_err ? "  DECODE REFUSED (engine bug)" : "");
 		printf("packets     sent %llu  retx %llu (rto %llu, nack %llu, spurious %llu)  acks %llu  nacks %llu\n",
 		       (unsigned long long)r.st.tx_pkts, (unsigned long long)r.st.retx_pkts,
 		       (unsigned long long)r.st.timeouts, (unsigned long long)r.st.nack_lost,

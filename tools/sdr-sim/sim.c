@@ -10,7 +10,12 @@
  * 1 GiB message (264k packets) costs a fraction of a second of CPU.
  *
  * Packets travel as decoded struct sdr_pkt / sdr_ack: the codec has its
- * own tests and fuzzer; here it would only cost time.
+ * own tests and fuzzer; here it would only cost time.  Likewise for EC
+ * the parity carries no payload: when the engine reports a submessage
+ * decodable the simulator calls sdr_sr_rx_decoded() at once, as the
+ * kernel does after running the Cauchy RS codec (which cannot fail on
+ * the rows the engine counted; tests/host/test_sr.c runs the same engine
+ * with real payloads and checks every byte).
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@
 #include <time.h>
 #include "sim.h"
 #include "sdr_bitmap.h"
+#include "sdr_ec.h"
 
 #define INF_NS	UINT64_MAX
 
@@ -82,6 +88,7 @@ struct sim {
 	struct link fl, rl;
 	struct ring fwd, rev;
 	uint64_t events;
+	uint32_t decode_err;
 };
 
 static uint64_t rnd(struct sim *s)
@@ -136,6 +143,10 @@ void sim_defaults(struct sim_params *p)
 	p->alpha_pct = 25;
 	p->max_backoff = 7;
 	p->ack_every = 16;
+	p->policy = SIM_SR;
+	p->ec_k = 32;
+	p->ec_m = 8;
+	p->beta_pct = 100;
 }
 
 double sim_tinj_ns(const struct sim_params *p)
@@ -176,6 +187,7 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 	c->nack_interval_ns = (uint64_t)(rtt * (1 + p->alpha_pct / 100.0));
 	c->pkts_per_chunk = p->chunk / p->pay ? p->chunk / p->pay : 1;
 	c->flags = p->nack ? 0 : SDR_SR_CFG_NO_NACK;
+	c->ec_beta_pct = p->beta_pct;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -202,6 +214,46 @@ static void add_stats(struct sdr_sr_stats *d, const struct sdr_sr_stats *tx,
 	d->acks_tx = rx->acks_tx;
 	d->nacks_tx = rx->nacks_tx;
 	d->rx_done = rx->rx_done;
+	d->parity_rx = rx->parity_rx;
+	d->ec_recovered = rx->ec_recovered;
+	d->ec_decodes = rx->ec_decodes;
+}
+
+/* send whatever ACK/NACK the receiver has due now */
+static void rx_ctrl(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
+		    uint64_t now, uint32_t seq)
+{
+	struct sdr_pkt hdr;
+	struct sdr_ack ack;
+
+	while (sdr_sr_rx_next_ctrl(fr, rx, now, &hdr, &ack)) {
+		uint64_t at = transmit(s, &s->rl, now, ack_bytes());
+
+		if (at) {
+			struct rpkt *n = ring_push(&s->rev);
+
+			n->t = at;
+			n->h = hdr;
+			n->h.msg_seq = seq;
+			n->a = ack;
+		}
+	}
+}
+
+/* a DATA or parity packet reaches the receiver */
+static void rx_pkt(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
+		   const struct sdr_pkt *pkt, uint64_t now, uint32_t seq)
+{
+	int ret = sdr_sr_rx_data(fr, rx, pkt, now);
+	uint32_t n;
+
+	if (ret < 0)
+		return;
+	if ((ret & SDR_SR_RX_DECODE) &&
+	    sdr_sr_rx_decoded(fr, rx, pkt->offset / s->p->pay / rx->ec_k, now,
+			      &n) < 0)
+		s->decode_err++;	/* the engine contradicts itself */
+	rx_ctrl(s, fr, rx, now, seq);
 }
 
 /* one message; returns its completion time or a negative errno */
@@ -216,6 +268,8 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 	int ret;
 
 	if (sdr_sr_tx_init(fs, &tx, len, txmem, now))
+		return -22;
+	if (p->policy == SIM_EC && sdr_sr_tx_set_ec(fs, &tx, p->ec_k, p->ec_m))
 		return -22;
 	sdr_sr_rx_init(fr, &rx, len, rxmem);
 
@@ -237,24 +291,8 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 		s->events++;
 
 		if (t_f <= now) {
-			struct sdr_pkt hdr;
-			struct sdr_ack ack;
-
-			if (f->p.msg_seq == seq &&
-			    sdr_sr_rx_data(fr, &rx, &f->p, now) >= 0) {
-				while (sdr_sr_rx_next_ctrl(fr, &rx, now, &hdr, &ack)) {
-					uint64_t at = transmit(s, &s->rl, now, ack_bytes());
-
-					if (at) {
-						struct rpkt *n = ring_push(&s->rev);
-
-						n->t = at;
-						n->h = hdr;
-						n->h.msg_seq = seq;
-						n->a = ack;
-					}
-				}
-			}
+			if (f->p.msg_seq == seq)
+				rx_pkt(s, fr, &rx, &f->p, now, seq);
 			ring_pop(&s->fwd);
 		} else if (t_r <= now) {
 			ret = 0;
@@ -266,21 +304,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 			if (ret < 0)
 				return ret;
 		} else if (t_rx <= now) {
-			struct sdr_pkt hdr;
-			struct sdr_ack ack;
-
-			while (sdr_sr_rx_next_ctrl(fr, &rx, now, &hdr, &ack)) {
-				uint64_t at = transmit(s, &s->rl, now, ack_bytes());
-
-				if (at) {
-					struct rpkt *n = ring_push(&s->rev);
-
-					n->t = at;
-					n->h = hdr;
-					n->h.msg_seq = seq;
-					n->a = ack;
-				}
-			}
+			rx_ctrl(s, fr, &rx, now, seq);
 			if (sdr_sr_rx_deadline(fr, &rx) <= now)
 				return -5;	/* engine would spin */
 		} else {
@@ -297,12 +321,16 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 					n->t = at;
 					memset(&n->p, 0, sizeof(n->p));
 					n->p.type = SDR_PKT_DATA;
+					n->p.policy = p->policy == SIM_EC ?
+						      SDR_WIRE_POLICY_EC :
+						      SDR_WIRE_POLICY_SR;
 					n->p.flags = d.flags;
 					n->p.payload_len = (uint16_t)d.len;
 					n->p.msg_seq = seq;
 					n->p.msg_len = len;
 					n->p.offset = d.offset;
 					n->p.ts = d.ts;
+					n->p.aux = d.aux;
 				}
 			}
 			if (ret < 0)
@@ -333,6 +361,9 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	if (!p->size || p->size > UINT32_MAX || !p->pay || !p->count ||
 	    p->bw_bps <= 0)
 		return -22;
+	if (p->policy == SIM_EC &&
+	    (!p->ec_k || p->ec_k > SDR_EC_MAX_K || !p->ec_m || p->ec_m > SDR_EC_MAX_M))
+		return -22;
 	memset(&s, 0, sizeof(s));
 	s.p = p;
 	s.rng = p->seed * 0x2545F4914F6CDD1DULL + 1;
@@ -358,6 +389,7 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	for (i = 0; i < p->count; i++) {
+		uint64_t retx = fs->st.retx_pkts;
 		int64_t ct = run_msg(&s, fs, fr, &now, i, txmem, rxmem);
 
 		if (ct < 0) {
@@ -367,12 +399,14 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 			break;
 		}
 		res->ct_ns[res->n++] = (double)ct;
+		res->retx_msgs += fs->st.retx_pkts != retx;
 		sum += (double)ct;
 	}
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	res->cpu_s = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
 	res->sim_s = (now - t0) / 1e9;
 	res->events = s.events;
+	res->decode_err = s.decode_err;
 	res->rto_ns = (double)fs->rtt.rto_ns;
 	res->srtt_ns = (double)fs->rtt.srtt_ns;
 	add_stats(&res->st, &fs->st, &fr->st);
@@ -382,6 +416,10 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 		memcpy(sorted, res->ct_ns, res->n * sizeof(double));
 		qsort(sorted, res->n, sizeof(double), cmp_d);
 		res->mean_ns = sum / res->n;
+		for (sum = 0, i = 0; i < res->n; i++)
+			sum += (res->ct_ns[i] - res->mean_ns) *
+			       (res->ct_ns[i] - res->mean_ns);
+		res->se_ns = res->n > 1 ? sqrt(sum / (res->n - 1) / res->n) : 0;
 		res->p50_ns = quantile(sorted, res->n, 0.5);
 		res->p99_ns = quantile(sorted, res->n, 0.99);
 		res->p999_ns = quantile(sorted, res->n, 0.999);

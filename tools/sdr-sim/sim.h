@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sdr-sim core: a discrete-event simulation of one flow over a long-haul
- * link, driving the kernel's SR engine (kernel/sdr_sr.c) unchanged, plus
- * the analytical SR model of SDR-RDMA.  Shared by the sdr-sim tool and the
- * host tests.
+ * link, driving the kernel's SR engine (kernel/sdr_sr.c) unchanged, with
+ * or without erasure coding (policy EC: SR plus parity), plus the
+ * analytical SR and EC models of SDR-RDMA.  Shared by the sdr-sim tool
+ * and the host tests.
  */
 #ifndef SDR_SIM_H
 #define SDR_SIM_H
@@ -11,7 +12,13 @@
 #include <stdint.h>
 #include "sdr_sr.h"
 
+enum sim_policy {
+	SIM_SR,
+	SIM_EC,
+};
+
 struct sim_params {
+	enum sim_policy policy;
 	double	bw_bps;		/* link rate, bit/s, both directions */
 	uint64_t owd_ns;	/* one-way propagation delay */
 	double	loss;		/* packet drop probability, both directions */
@@ -25,24 +32,36 @@ struct sim_params {
 	uint32_t alpha_pct;
 	uint32_t max_backoff;
 	uint32_t ack_every;
+	/* policy EC: k data + m parity packets per submessage */
+	uint32_t ec_k;
+	uint32_t ec_m;
+	uint32_t beta_pct;	/* EC RTO hold: + beta% of SRTT + (k+m) packet times */
 };
 
 struct sim_result {
 	double	*ct_ns;		/* completion time of each message */
 	uint32_t n;
 	uint32_t failed;
+	uint32_t retx_msgs;	/* messages that resent (EC: fallback, lost final ACK) */
 	double	mean_ns, p50_ns, p99_ns, p999_ns;
+	double	se_ns;		/* standard error of mean_ns */
 	double	goodput_bps;
 	double	rto_ns;		/* final RTO estimate */
 	double	srtt_ns;
 	double	cpu_s;
 	double	sim_s;		/* simulated time */
 	uint64_t events;
+	uint32_t decode_err;	/* sdr_sr_rx_decoded() refused a DECODE: engine bug */
 	struct sdr_sr_stats st;	/* sender and receiver counters */
 };
 
 struct model_result {
 	double	mean_ns, p50_ns, p99_ns, p999_ns;
+	/* EC only (0 for SR) */
+	double	p_dec;		/* a full submessage decodes from its first pass */
+	double	p_fail;		/* 1 - p_dec, without the rounding */
+	double	p_fallback;	/* some submessage of the message cannot */
+	double	paper_ns;	/* the paper's closed form for E[T_EC] */
 };
 
 void sim_defaults(struct sim_params *p);
@@ -61,7 +80,30 @@ double sim_base_rtt_ns(const struct sim_params *p);
  */
 int model_sr(uint32_t npkts, double tinj_ns, double rto_ns, double rtt_ns,
 	     double p, struct model_result *m);
-/* the model with the RTO the engine converges to on this path */
+/*
+ * EC model: n data packets in submessages of k data + m parity packets
+ * (the last one shorter, with sdr_sr_group_m() parity rows).  A
+ * submessage with at most its parity count of drops is decoded when its
+ * last packet is sent; otherwise its lost data packets are resent until
+ * enough got through to decode it: first nack_fb_ns after the submessage
+ * was sent, then every nack_r_ns if the receiver NACKs the hole; rto_fb_ns
+ * and rto_r_ns if only the sender's RTO does (no NACKs, a lost NACK, or a
+ * hole at the tail that nothing after it reveals).  T = the latest
+ * submessage completion + RTT.  model.c derives it and lists the
+ * approximations.
+ */
+struct ec_model_params {
+	uint32_t n, k, m;
+	double	tinj_ns, rtt_ns, p;
+	int	nack;		/* receiver NACKs; else nack_* are unused */
+	double	nack_fb_ns, nack_r_ns;
+	double	rto_fb_ns, rto_r_ns;
+};
+
+int model_ec(const struct ec_model_params *mp, struct model_result *mr);
+/* P(at most m drops among n packets) */
+double model_p_dec(uint32_t n, uint32_t m, double p);
+/* the model of p->policy with the timers the engine converges to on this path */
 int sim_model(const struct sim_params *p, struct model_result *m);
 
 #endif /* SDR_SIM_H */
