@@ -106,7 +106,7 @@ SDR_PARAM(max_inflight, 256, 1, 65536, 0644,
 SDR_PARAM(ec_k, 32, 1, 64, 0644,
 	  "EC: data packets per submessage of messages posted from now on");
 SDR_PARAM(ec_m, 8, 1, 32, 0644,
-	  "EC: parity packets per full submessage (a short last one gets m*kg/k, at least 1)");
+	  "EC: parity packets per full submessage (a short last one of kg gets max(m*kg/k, min(m, kg)))");
 SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
 	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
 SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
