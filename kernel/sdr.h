@@ -259,6 +259,7 @@ struct sdr_flow_stats {
 	u64			msgs_sent;
 	u64			msgs_received;
 	u64			msgs_failed;
+	u64			drops[SDR_DROP_NR];	/* rx_dropped by reason */
 };
 
 struct sdr_flow {

@@ -771,8 +771,10 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		break;
 	}
 out_unlock:
-	if (drop)
+	if (drop) {
 		flow->stats.rx_dropped++;
+		flow->stats.drops[drop]++;
+	}
 	spin_unlock_bh(&flow->lock);
 	if (drop)
 		sdr_dev_drop(sdev, drop);

@@ -415,9 +415,51 @@ static const struct attribute_group sdr_flow_counter_group = {
 	.attrs = sdr_flow_counter_attrs,
 };
 
+/*
+ * flows/<id>/drops/<reason>: the packets of this flow dropped, by reason.
+ * Only the reasons a packet can have once it is known to be the flow's
+ * (the parser's own, before the flow is looked up, are the device's).
+ */
+static const int sdr_flow_drop_reasons[] = {
+	SDR_DROP_FLAGS, SDR_DROP_POLICY, SDR_DROP_ACK, SDR_DROP_NO_FLOW,
+	SDR_DROP_PEER, SDR_DROP_STALE, SDR_DROP_NO_RECV, SDR_DROP_GEOMETRY,
+	SDR_DROP_DUP, SDR_DROP_MSGLEN, SDR_DROP_EC, SDR_DROP_NOMEM,
+};
+
+struct sdr_flow_drop_attr {
+	struct kobj_attribute	attr;
+	int			reason;
+};
+
+static ssize_t sdr_flow_drop_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	struct sdr_flow_drop_attr *da = container_of(attr,
+						     struct sdr_flow_drop_attr,
+						     attr);
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	u64 v;
+
+	spin_lock_bh(&flow->lock);
+	v = flow->stats.drops[da->reason];
+	spin_unlock_bh(&flow->lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+/* Filled at init from the wire code's reason names. */
+static struct sdr_flow_drop_attr
+	sdr_flow_drop_attrs[ARRAY_SIZE(sdr_flow_drop_reasons)];
+static struct attribute *sdr_flow_drop_list[ARRAY_SIZE(sdr_flow_drop_reasons) + 1];
+
+static const struct attribute_group sdr_flow_drop_group = {
+	.name = "drops",
+	.attrs = sdr_flow_drop_list,
+};
+
 static const struct attribute_group *sdr_flow_groups[] = {
 	&sdr_flow_group,
 	&sdr_flow_counter_group,
+	&sdr_flow_drop_group,
 	NULL,
 };
 
@@ -566,6 +608,16 @@ int sdr_sysfs_init(void)
 		ca->drop = true;
 		ca->index = i;
 		sdr_drop_list[n++] = &ca->attr.attr;
+	}
+	for (i = 0; i < ARRAY_SIZE(sdr_flow_drop_reasons); i++) {
+		struct sdr_flow_drop_attr *da = &sdr_flow_drop_attrs[i];
+
+		sysfs_attr_init(&da->attr.attr);
+		da->attr.attr.name = sdr_drop_reason_name(sdr_flow_drop_reasons[i]);
+		da->attr.attr.mode = 0444;
+		da->attr.show = sdr_flow_drop_show;
+		da->reason = sdr_flow_drop_reasons[i];
+		sdr_flow_drop_list[i] = &da->attr.attr;
 	}
 	sdr_class = class_create(THIS_MODULE, "sdr");
 	return PTR_ERR_OR_ZERO(sdr_class);

@@ -729,9 +729,10 @@ static int cmd_stats(int argc, char **argv)
 				j_open('[');
 			}
 			for (int i = 0; i < ids.n; i++) {
-				char cdir[1400];
+				char cdir[1400], ddir[1400];
 
 				snprintf(cdir, sizeof(cdir), "%s/%s/counters", sub, ids.v[i]);
+				snprintf(ddir, sizeof(ddir), "%s/%s/drops", sub, ids.v[i]);
 				if (!is_dir(cdir))
 					continue;	/* closed meanwhile */
 				if (opt_json) {
@@ -742,10 +743,18 @@ static int cmd_stats(int argc, char **argv)
 					j_open('{');
 					show_values(cdir, flow_counter_order, NULL, NULL);
 					j_close('}');
+					j_key("drops");
+					j_open('{');
+					show_values(ddir, (const char *const[]){ NULL },
+						    NULL, NULL);
+					j_close('}');
 					j_close('}');
 				} else {
 					printf("    flow %s:\n        ", ids.v[i]);
 					show_values(cdir, flow_counter_order, NULL, "        ");
+					printf("\n        drops:\n            ");
+					show_values(ddir, (const char *const[]){ NULL },
+						    NULL, "            ");
 					putchar('\n');
 				}
 			}

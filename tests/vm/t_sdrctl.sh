@@ -79,11 +79,13 @@ assert b['tx_bytes'] > a['tx_bytes'] and b['msgs_sent'] > a['msgs_sent'], (a, b)
 	"$later" "$flows"
 check "flow text: rxe0/$cid with pid and policy" \
 	grep -E "^rxe0/$cid: pid $cpid .*policy none state connected" <<<"$text"
-check "stats -j -s: device counters, drops, and the client's flow" py "
+check "stats -j -s: device counters and totals, drops, the client's flow with its drops" py "
 d = j[0]
 assert d['dev'] == 'rxe0' and d['counters']['tx_packets'] > 0
+assert 'retransmits' in d['counters'] and 'pkts_recovered' in d['counters']
 assert all(isinstance(v, int) for v in d['drops'].values()) and d['drops']
-assert $cid in [f['id'] for f in d['flows']]" "$stats"
+f = [f for f in d['flows'] if f['id'] == $cid]
+assert f and 'bad_ec' in f[0]['drops'] and 'bad_magic' not in f[0]['drops'], f" "$stats"
 good=0
 [ "$prc" = 1 ] && [ "$pol" = none ] &&
 	grep -qF "set flow rxe0/$fid policy bogus: Invalid argument" <<<"$perr" && good=1

@@ -364,14 +364,14 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	ASSERT_EQ(sdr_recv_complete(h), 0);
 }
 
-/* A counter of the fixture's flow, from sysfs. */
+/* A counter of the fixture's flow ("counters/NAME", "drops/NAME"). */
 static long long flow_counter(struct sdr_flow_props *props, const char *name)
 {
 	char path[256];
 	long long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/counters/%s",
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s",
 		 dev1(), props->flow_id, name);
 	f = fopen(path, "r");
 	if (!f)
@@ -444,10 +444,15 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	sdr_wire_encode(&p, r->buf);
 	ASSERT_EQ(sdr_ec_encode(2, 0, dp, len, pay, r->buf + SDR_WIRE_HDR_LEN), 0);
 	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + pay, QKEY), 0);
-	for (i = 0; i < 300 && flow_counter(&self->props, "pkts_recovered") < 1; i++)
+	for (i = 0; i < 300 &&
+		    flow_counter(&self->props, "counters/pkts_recovered") < 1; i++)
 		usleep(10000);
-	EXPECT_EQ(flow_counter(&self->props, "pkts_recovered"), 1);
-	EXPECT_EQ(flow_counter(&self->props, "parity_received"), 1);
+	EXPECT_EQ(flow_counter(&self->props, "counters/pkts_recovered"), 1);
+	EXPECT_EQ(flow_counter(&self->props, "counters/parity_received"), 1);
+	/* the flow counted its own drops by reason, as the device did */
+	EXPECT_EQ(flow_counter(&self->props, "drops/bad_flags"), 1);
+	EXPECT_EQ(flow_counter(&self->props, "drops/bad_ec"), 5);
+	EXPECT_EQ(flow_counter(&self->props, "counters/rx_dropped"), 6);
 
 	p = ec;				/* the last packet: the message is whole */
 	p.offset = 2 * pay;
