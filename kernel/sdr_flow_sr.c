@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdr: policy SR in a flow - drives the Selective Repeat engine
+ * sdr: policies SR and EC in a flow - drives the Selective Repeat engine
  * (sdr_sr.c, plain C shared with the host tests and the simulator) from
- * the receive path, the transmitter and one hrtimer per flow.
+ * the receive path, the transmitter and one hrtimer per flow.  EC messages
+ * run the same engine with parity; sdr_flow_ec.c handles their payloads.
  *
  * Everything here runs under flow->lock.  Control packets (ACK, NACK,
  * RNR) are built under the lock into a struct sdr_ctrlq and sent by the
