@@ -50,8 +50,13 @@ demo: all
 sparse: deps
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 modules
 
+# The headers package has no checkpatch.pl; linux-source-6.1 (unpacked
+# under /usr/src) does.
+CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
+	/usr/src/linux-source-*/scripts/checkpatch.pl) checkpatch.pl)
+
 checkpatch:
-	$(KDIR)/scripts/checkpatch.pl --no-tree --terse -f kernel/*.c kernel/*.h uapi/*.h || true
+	$(CHECKPATCH) --no-tree --terse -f kernel/*.c kernel/*.h uapi/*.h || true
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

@@ -420,6 +420,7 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	slot->state = SDR_RECV_DONE;
 	sdr_eck_rx_release(flow, idx);
 	WRITE_ONCE(st->status, status);
+	/* pairs with the process's acquire of state: status is visible */
 	smp_store_release(&st->state, SDR_RECV_DONE);
 	if (flow->rx_posted)
 		flow->rx_posted--;
@@ -469,6 +470,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	WRITE_ONCE(st->flags, 0);
 	WRITE_ONCE(st->seq, seq);
 	WRITE_ONCE(st->gen, st->gen + 1);
+	/* the cleared slot and its seq/gen before the state says POSTED */
 	smp_store_release(&st->state, SDR_RECV_POSTED);
 	*slot = (struct sdr_rxslot) {
 		.seq		= seq,
@@ -510,6 +512,7 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 		sdr_eck_rx_release(flow, arg->slot);
 	}
 	slot->state = SDR_RECV_FREE;
+	/* ordered after every earlier write to the slot's state area */
 	smp_store_release(&sdr_slot_state(flow, arg->slot)->state,
 			  SDR_RECV_FREE);
 out_unlock:
@@ -634,6 +637,7 @@ static void sdr_slot_start(struct sdr_flow *flow, u32 idx,
 	WRITE_ONCE(st->msg_len, pkt->msg_len);
 	WRITE_ONCE(st->chunks, slot->nchunks);
 	WRITE_ONCE(st->packets, slot->npkts);
+	/* imm, msg_len and the counts before the flag says they are set */
 	smp_store_release(&st->flags, SDR_RECV_F_STARTED);
 	WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
 }
@@ -664,6 +668,7 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	chunk = pi / flow->pkts_per_chunk;
 	if (sdr_bitmap_chunk_complete(pbits, slot->npkts, flow->pkts_per_chunk,
 				      chunk)) {
+		/* the packet bits (and bytes) before the chunk bit */
 		smp_mb__before_atomic();
 		set_bit(chunk, sdr_slot_chunk_bits(flow, idx));
 		slot->chunks_done++;

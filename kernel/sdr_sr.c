@@ -872,8 +872,10 @@ static int sdr_sr_rx_ec_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		flags |= SDR_SR_RX_DECODE;
 	}
 	sdr_sr_ec_close(f, r, g, reorder);
-	/* the last submessage closes on its last parity, or at the latest
-	 * one reorder window after the message's last packet */
+	/*
+	 * The last submessage closes on its last parity row, or at the
+	 * latest one reorder window after the message's last packet.
+	 */
 	if (idx == r->npkts - 1 && r->ec_tail_at_ns == U64_MAX)
 		r->ec_tail_at_ns = reorder;
 	return flags;
