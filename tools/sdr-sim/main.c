@@ -306,8 +306,9 @@ int main(int argc, char **argv)
 			       "\"p999_ns\":%.0f", m.mean_ns, m.p50_ns, m.p99_ns, m.p999_ns);
 			if (p.policy == SIM_EC)
 				printf(",\"p_dec\":%.17g,\"p_fail\":%.6g,\"p_fallback\":%.6g,"
-				       "\"paper_ns\":%.0f",
-				       m.p_dec, m.p_fail, m.p_fallback, m.paper_ns);
+				       "\"p_ack\":%.6g,\"paper_ns\":%.0f",
+				       m.p_dec, m.p_fail, m.p_fallback, m.p_ack,
+				       m.paper_ns);
 			printf("}");
 		}
 		printf("}\n");
@@ -329,8 +330,9 @@ int main(int argc, char **argv)
 			       fmt_time(m.p99_ns, b3, sizeof(b3)),
 			       fmt_time(m.p999_ns, b4, sizeof(b4)), r.mean_ns / m.mean_ns);
 		if (have_model && p.policy == SIM_EC)
-			printf("ec model    P_dec 1 - %.3g  P_fallback %.3g  paper's form %s\n",
-			       m.p_fail, m.p_fallback, fmt_time(m.paper_ns, b1, sizeof(b1)));
+			printf("ec model    P_dec 1 - %.3g  P_fallback %.3g  P_ack %.3g  paper's form %s\n",
+			       m.p_fail, m.p_fallback, m.p_ack,
+			       fmt_time(m.paper_ns, b1, sizeof(b1)));
 		if (p.policy == SIM_EC)
 			printf("ec (%u,%u)   parity sent %llu rx %llu  decodes %llu (%llu packets rebuilt)  "
 			       "messages with retx %u%s\n",

@@ -100,11 +100,12 @@ int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
  * and then every R while its resends are lost.  With NACKs F = nack_fb
  * (the NACK of its holes arrives about an RTT after e_g) and R = nack_r
  * (the receiver's full NACK rounds); without, F = rto_fb and R = rto_r,
- * its RTO held by beta% of SRTT + (k+m) packet times.  Parity is never resent, so a submessage
- * that lost a data and b parity packets (a + b > m) is done once
- * a + b - m of its a resent packets got through.  With independent drops
- * (probability p) each lost packet's resends are a geometric chain: it
- * is still missing after j resends with probability p^j, and
+ * its RTO held by beta% of SRTT + (k+m) packet times.  Parity is never
+ * resent, so a submessage that lost a data and b parity packets
+ * (a + b > m) is done once a + b - m of its a resent packets got
+ * through.  With independent drops (probability p) each lost packet's
+ * resends are a geometric chain: it is still missing after j resends
+ * with probability p^j, and
  *
  *   U(j) = P(submessage not done after j resend rounds)
  *        = sum over a + b > m of Bin(k, p)(a) * Bin(m, p)(b)
@@ -119,14 +120,15 @@ int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
  * Submessages with equal j_g(x) are consecutive, so the product costs one
  * term per resend round, as in the SR model, and E[T] integrates 1 - F.
  *
- * The last submessage is special under NACK recovery: the receiver NACKs
- * only holes below the highest packet it has seen, and closes the last
- * submessage only on its last data packet or one of its parity rows.  Its
- * trailing lost data packets (and all of them if both its last data
- * packet and all its parity rows were lost) are left to the held RTO (first
- * resend rto_fb after e_last, then every rto_r).  ec_last_undone()
- * counts that exactly, by a pass over the submessage's packets from the
- * last one.
+ * The last submessage is special under NACK recovery: no later packet
+ * closes it.  The receiver closes it on its last parity row, or a reorder
+ * window after its last data packet or any of its parity rows arrived,
+ * and then NACKs all its holes, past the highest packet received too
+ * (sdr_sr_nack_horizon()).  Only if its last data packet and every parity
+ * row were lost (probability p^(ml + 1)) does nothing close it: then its
+ * lost data packets are left to the held RTO (first resend rto_fb after
+ * e_last, then every rto_r).  ec_last_undone() sums the two cases over
+ * the binomial counts of lost data and parity, exactly.
  *
  * The NACK itself is lost with probability p too; then the submessage's
  * holes wait for the held RTO as well.  So a full submessage is not done
@@ -134,15 +136,39 @@ int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
  * (1 - p)*U(j) + p*U(jt), and the last one likewise.
  *
  * Approximations: every packet of a submessage is taken to leave at e_g
- * (its own RTO really starts up to (k + m)*T_inj earlier); a resend costs
- * no link time (it takes the slot of a new packet); a lost NACK's holes
- * wait for the held RTO, while the receiver's full NACK rounds, running
- * every nack_r since the message's first NACK, may resend them sooner
- * (pessimistic when many submessages fail: 1 GiB at (32,2), 1e-2);
- * ACK loss is not modeled otherwise, and the simulator loses ACKs: a
- * lost COMPLETE ACK costs a held RTO, about p^2 per message when the
- * last submessage completed from its data (its last parity row asks for
- * the ACK again), p when it needed parity or a resend.
+ * (its own RTO really starts up to (k + m)*T_inj earlier, and the last
+ * submessage may close, and be NACKed, up to ml*T_inj before e_last when
+ * its last parity rows are lost); a resend costs no link time (it takes
+ * the slot of a new packet); a lost NACK's holes wait for the held RTO,
+ * while the receiver's full NACK rounds, running every nack_r since the
+ * message's first NACK, may resend them sooner (pessimistic when many
+ * submessages fail: 1 GiB at (32,2), 1e-2); once the RTO has resent an
+ * open last submessage's last data packet, its arrival closes the
+ * submessage and NACKs resend its remaining holes, where the model keeps
+ * waiting for the RTO (pessimistic, at probability about p^(ml + 2)).
+ *
+ * Lost ACKs mostly cost nothing (later ACKs cover their packets), but a
+ * lost COMPLETE ACK (probability p) leaves the sender waiting for the
+ * held RTO of its unacknowledged packets, whose resends make the
+ * receiver repeat it: the message completes rto_fb later.  When nothing
+ * fell back, the last submessage completed on its kl-th packet to
+ * arrive, and its last parity row (which asks for an ACK) repeats the
+ * COMPLETE ACK if it arrived after that: if it arrived and at most
+ * ml - 1 of the submessage's other kl + ml - 1 packets were lost.  So a
+ * message is delayed by rto_fb with probability
+ *
+ *   P_ack    = P(no full submessage fell back)
+ *              * p * (P_clean - P_rescue * (1 - p))
+ *   P_clean  = P(at most ml of kl + ml lost)
+ *   P_rescue = (1 - p) * P(at most ml - 1 of kl + ml - 1 lost)
+ *
+ * about 2 p^2 (the ACK, and the last parity row or its repeated ACK):
+ * 2e-4 at 1e-2, 5e-3 at 5e-2, where it sets p99.9.  Not modeled: a lost
+ * repeat (the resends repeat the ACK on the first to arrive and on the
+ * last, which asks for one: about p^2, or 1 - (1 - p)^2 with a single
+ * packet outstanding), and the lost COMPLETE ACK of a message that fell
+ * back (at most p; repeated if a resend of the final burst arrives after
+ * the one that completed the message).
  *
  * The paper's closed form is also returned (paper_ns), with F as its
  * fallback wait ((1 + beta)*RTT there: the FTO, then the NACK's RTT) and
@@ -186,6 +212,25 @@ double model_p_dec(uint32_t n, uint32_t m, double p)
 	return 1 - ec_p_fail(n, m, p);
 }
 
+/* P(fewer than @need of @a resend chains got through), each missing with @s */
+static double ec_miss(uint32_t a, uint32_t need, double s)
+{
+	double ls, lqs, miss = 0;
+	uint32_t r;
+
+	if (!need)
+		return 0;
+	if (s >= 1)
+		return 1;
+	if (s <= 0)
+		return 0;
+	ls = log(s);
+	lqs = log1p(-s);
+	for (r = 0; r < need; r++)
+		miss += exp(lbinom(a, r, lqs, ls));
+	return miss > 1 ? 1 : miss;
+}
+
 /*
  * U(j) for j = 0.. of a full submessage; entries after the last one
  * stored are taken as 0 (below 1e-30: no CDF here moves visibly).
@@ -194,30 +239,20 @@ double model_p_dec(uint32_t n, uint32_t m, double p)
 static uint32_t ec_undone(uint32_t kg, uint32_t mg, double p, double *u)
 {
 	double lp = log(p), lq = log1p(-p);
-	uint32_t j, a, b, r;
+	uint32_t j, a, b;
 
 	for (j = 0; j < EC_MAX_ROUNDS; j++) {
 		/* a resend chain still missing after j tries: p^j */
-		double ls = j * lp, lqj = j ? log1p(-exp(ls)) : -INFINITY;
-		double sum = 0;
+		double s = exp(j * lp), sum = 0;
 
 		for (a = 0; a <= kg; a++) {
 			double pa = exp(lbinom(kg, a, lp, lq));
 
-			for (b = 0; b <= mg; b++) {
-				uint32_t need;
-				double miss = 0;
-
-				if (a + b <= mg)
-					continue;
-				need = a + b - mg;	/* <= a since b <= mg */
-				if (!j)
-					miss = 1;
-				for (r = 0; j && r < need; r++)
-					miss += exp(lbinom(a, r, lqj, ls));
-				sum += pa * exp(lbinom(mg, b, lp, lq)) *
-				       (miss > 1 ? 1 : miss);
-			}
+			/* a + b - mg <= a resends needed, since b <= mg */
+			for (b = 0; b <= mg; b++)
+				if (a + b > mg)
+					sum += pa * exp(lbinom(mg, b, lp, lq)) *
+					       ec_miss(a, a + b - mg, s);
 		}
 		u[j] = sum;
 		if (sum < 1e-30)
@@ -252,63 +287,43 @@ static uint32_t ec_rounds(double e, double fb, double r, double x)
 /*
  * P(the last submessage is not done), where a hole the receiver NACKs is
  * still missing with probability sn and one only the RTO resends with
- * st.  Its data packets are walked from the last one down, in one of
- * three modes: TRAIL (all seen so far were lost: at or above the
- * receiver's highest packet, so only the RTO resends them), NACK (a later
- * one arrived and the submessage closed, on its last data packet or, a
- * reorder window after, on any of its parity rows: holes get NACKed) or
- * OPEN (a later one arrived, but neither the last data packet nor any
- * parity row: nothing closes it, the RTO again).  The count is of data
- * packets still missing; lost parity rows add to it; the submessage is
- * done while the sum is <= ml.
+ * st.  The receiver NACKs its holes once it is closed: on its last
+ * parity row, or a reorder window after its last data packet or any of
+ * its parity rows arrived.  So it stays open, and the RTO resends its
+ * holes, only if its last data packet and all its ml parity rows were
+ * lost; then all of its a lost data packets must get through.  Else a
+ * data and b parity packets lost leave it undone while fewer than
+ * a + b - ml resends got through, as for a full submessage.  Splitting
+ * on the last data packet: a lost among the kl - 1 before it, and
+ *
+ *   open:   p * Bin(kl-1, p)(a-1) * p^ml         resends missing: st
+ *   closed: the rest of Bin(kl, p)(a) Bin(ml, p)(b), with b = ml only
+ *           when the last data packet arrived: (1-p) Bin(kl-1, p)(a) p^ml
  */
 static double ec_last_undone1(const struct ec_model *em, double sn, double st)
 {
-	enum { TRAIL, NACK, OPEN, NMODE };
-	double p = em->mp->p;
-	double dp[NMODE][EC_MAX_N + 1], nx[NMODE][EC_MAX_N + 1], und = 0;
-	uint32_t kl = em->kl, ml = em->ml, all_lost, i, c, b, md;
+	double p = em->mp->p, lp = log(p), lq = log1p(-p), und = 0;
+	uint32_t kl = em->kl, ml = em->ml, a, b;
 
-	/* all_lost: every parity row was lost (b = ml), else b < ml */
-	for (all_lost = 0; all_lost <= 1; all_lost++) {
-		memset(dp, 0, sizeof(dp));
-		dp[TRAIL][0] = 1;
-		for (i = kl; i-- > 0;) {
-			memset(nx, 0, sizeof(nx));
-			for (md = 0; md < NMODE; md++) {
-				for (c = 0; c < kl; c++) {
-					double v = dp[md][c], s;
-					uint32_t to = md;
+	for (a = 0; a <= kl; a++) {
+		for (b = 0; b <= ml; b++) {
+			double pc;
 
-					if (v == 0)
-						continue;
-					/* received: ends the trailing run */
-					if (md == TRAIL)
-						to = !all_lost || i == kl - 1 ? NACK : OPEN;
-					nx[to][c] += v * (1 - p);
-					/* lost: resent by NACK or by RTO */
-					s = md == NACK ? sn : st;
-					nx[md][c + 1] += v * p * s;
-					nx[md][c] += v * p * (1 - s);
-				}
-			}
-			memcpy(dp, nx, sizeof(dp));
+			if (a + b <= ml)
+				continue;
+			if (b < ml)
+				pc = exp(lbinom(kl, a, lp, lq) +
+					 lbinom(ml, b, lp, lq));
+			else if (a < kl)
+				pc = exp(lq + lbinom(kl - 1, a, lp, lq) + ml * lp);
+			else
+				pc = 0;
+			und += pc * ec_miss(a, a + b - ml, sn);
 		}
-		for (md = 0; md < NMODE; md++) {
-			for (c = 0; c <= kl; c++) {
-				if (dp[md][c] == 0)
-					continue;
-				if (all_lost) {
-					if (c > 0)
-						und += dp[md][c] * pow(p, ml);
-					continue;
-				}
-				for (b = 0; b < ml; b++)
-					if (c + b > ml)
-						und += dp[md][c] *
-						       exp(lbinom(ml, b, log(p), log1p(-p)));
-			}
-		}
+		/* open: the last data packet and every parity row lost */
+		if (a)
+			und += exp(lp + lbinom(kl - 1, a - 1, lp, lq) + ml * lp) *
+			       ec_miss(a, a, st);
 	}
 	return und > 1 ? 1 : und;
 }
@@ -400,7 +415,7 @@ int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 {
 	struct ec_model em;
 	double x0, h, x, integral = 0, prev_tail, q50 = 0, q99 = 0, q999 = 0;
-	double extra = 0, p = mp->p, fb, r;
+	double extra = 0, p = mp->p, fb, r, pclean, prescue, ack_end;
 	uint32_t L, npar, j, k = mp->k, m = mp->m, n = mp->n;
 	int steps;
 
@@ -431,6 +446,12 @@ int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 	}
 	mr->p_fallback = -expm1((L - 1) * log1p(-mr->p_fail) +
 				log1p(-ec_p_fail(em.kl + em.ml, em.ml, p)));
+	/* a lost COMPLETE ACK, not repeated on the last parity row */
+	pclean = 1 - ec_p_fail(em.kl + em.ml, em.ml, p);
+	prescue = (1 - p) * (1 - ec_p_fail(em.kl + em.ml - 1, em.ml - 1, p));
+	mr->p_ack = p * (pclean - prescue * (1 - p)) *
+		    exp((L - 1) * log1p(-mr->p_fail));
+	ack_end = x0 + mp->rto_fb_ns;
 
 	em.nf = ec_undone(k, m, p, em.u);
 	/* the paper's form: one failed submessage, charged to the end */
@@ -449,7 +470,7 @@ int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 	h = fmin(fmin(fb, r), fmin(mp->rto_fb_ns, mp->rto_r_ns)) / 4000;
 	if (h <= 0)
 		h = fmin(r, mp->rto_r_ns) / 4000;
-	prev_tail = 1 - exp(ec_logcdf(&em, x0));
+	prev_tail = 1 - exp(ec_logcdf(&em, x0)) + mr->p_ack;
 	if (prev_tail <= 0.5)
 		q50 = x0;
 	if (prev_tail <= 0.01)
@@ -458,7 +479,8 @@ int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 		q999 = x0;
 	for (steps = 0, x = x0; steps < 4000 * 400; steps++) {
 		double xn = x + h;
-		double f = exp(ec_logcdf(&em, xn));
+		double f = exp(ec_logcdf(&em, xn)) -
+			   (xn < ack_end ? mr->p_ack : 0);
 		double tail = 1 - f;
 
 		if (prev_tail < 1e-12 && q999)

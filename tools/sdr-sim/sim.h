@@ -61,6 +61,7 @@ struct model_result {
 	double	p_dec;		/* a full submessage decodes from its first pass */
 	double	p_fail;		/* 1 - p_dec, without the rounding */
 	double	p_fallback;	/* some submessage of the message cannot */
+	double	p_ack;		/* none can, but the COMPLETE ACK is lost */
 	double	paper_ns;	/* the paper's closed form for E[T_EC] */
 };
 
@@ -88,8 +89,9 @@ int model_sr(uint32_t npkts, double tinj_ns, double rto_ns, double rtt_ns,
  * enough got through to decode it: first nack_fb_ns after the submessage
  * was sent, then every nack_r_ns if the receiver NACKs the hole; rto_fb_ns
  * and rto_r_ns if only the sender's RTO does (no NACKs, a lost NACK, or a
- * hole at the tail that nothing after it reveals).  T = the latest
- * submessage completion + RTT.  model.c derives it and lists the
+ * last submessage that nothing closes).  T = the latest submessage
+ * completion + RTT, rto_fb_ns more if the final ACK of a message that
+ * needed no fallback is lost.  model.c derives it and lists the
  * approximations.
  */
 struct ec_model_params {

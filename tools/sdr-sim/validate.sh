@@ -11,6 +11,8 @@
 # ec: policy EC (32,8), beta 100%, against SR, both with the engine's
 #   defaults, and against the EC model; drop rates 0, 1e-6..1e-2
 # ecmodel: EC against its model where submessages do fall back
+# "model's" messages resent: count * (P_fallback + P_ack), P_ack the
+# model's lost COMPLETE ACKs of messages that did not fall back
 set -e
 cd "$(dirname "$0")"
 [ -x ./sdr-sim ] || make -s
@@ -45,7 +47,8 @@ sr_table() {
 ec_table() {
 	printf '%-5s %-6s %5s | %-13s | %-13s | %-13s %-6s | %-11s | %s\n' \
 		size loss count "SR mean/p99.9" "EC mean/p99.9" \
-		"EC model" "sim/mdl" "SR/EC mn p99.9" "EC msgs resent, P_fallback"
+		"EC model" "sim/mdl" "SR/EC mn p99.9" \
+		"EC msgs resent, model's; P_fallback"
 	for size in 1M 16M 128M 1G; do
 		case $size in
 		1G) n=100; losses="0 1e-7 1e-6 1e-5 1e-4 1e-3 1e-2" ;;
@@ -58,7 +61,7 @@ ec_table() {
 			e=$(./sdr-sim -P ec --size $size --loss $loss --count $c \
 				--model --json)
 			mm=$(echo "$e" | sed 's/.*"model"://')
-			printf '%-5s %-6s %5s | %6s %6s | %6s %6s | %6s %6s %6s | %5s %5s | %s, %.3g\n' \
+			printf '%-5s %-6s %5s | %6s %6s | %6s %6s | %6s %6s %6s | %5s %5s | %s, %.2g; %.2g\n' \
 				$size $loss $c \
 				$(ms $(get "$s" mean_ns)) $(ms $(get "$s" p999_ns)) \
 				$(ms $(get "$e" mean_ns)) $(ms $(get "$e" p999_ns)) \
@@ -67,7 +70,10 @@ ec_table() {
 					'BEGIN { printf "%.3f", a / m }') \
 				$(div $(get "$s" mean_ns) $(get "$e" mean_ns)) \
 				$(div $(get "$s" p999_ns) $(get "$e" p999_ns)) \
-				$(get "$e" retx_msgs) $(get "$mm" p_fallback)
+				$(get "$e" retx_msgs) \
+				$(awk -v f=$(get "$mm" p_fallback) -v a=$(get "$mm" p_ack) \
+					-v n=$c 'BEGIN { printf "%.3g", (f + a) * n }') \
+				$(get "$mm" p_fallback)
 		done
 	done
 }
@@ -78,8 +84,8 @@ ecmodel_table() {
 	printf '%-6s %-5s %-5s %5s %-4s | %-13s | %-13s | %-6s %-5s | %s\n' \
 		"(k,m)" size loss count rec "sim mean/p99.9" "model" "sim/mdl" \
 		"se%" "msgs resent, model's"
-	for pt in "32 2 16M 1e-2 300" "32 8 1M 5e-2 1000" "32 4 64M 3e-2 200" \
-		  "32 8 4M 1e-1 300" "32 2 1G 1e-2 20"; do
+	for pt in "32 2 16M 1e-2 3000" "32 8 1M 5e-2 10000" "32 4 64M 3e-2 1000" \
+		  "32 8 4M 1e-1 3000" "32 2 1G 1e-2 50"; do
 		set -- $pt
 		for rec in rto nack; do
 			a=$(./sdr-sim -P ec --k $1 --m $2 --size $3 --loss $4 --count $5 \
@@ -94,8 +100,8 @@ ecmodel_table() {
 				$(awk -v a=$(get "$a" se_ns) -v m=$(get "$a" mean_ns) \
 					'BEGIN { printf "%.1f", 100 * a / m }') \
 				$(get "$a" retx_msgs) $5 \
-				$(awk -v p=$(get "$mm" p_fallback) -v n=$5 \
-					'BEGIN { printf "%.1f", p * n }')
+				$(awk -v f=$(get "$mm" p_fallback) -v a=$(get "$mm" p_ack) \
+					-v n=$5 'BEGIN { printf "%.1f", (f + a) * n }')
 		done
 	done
 }
