@@ -858,6 +858,115 @@ static void test_sr_stream_pause(void)
 	free(mem);
 }
 
+/* Receiver of an EC (4,2) message of 8 packets: two submessages. */
+struct ec_rx {
+	struct sdr_sr_flow f;
+	struct sdr_sr_rx r;
+	void *mem;
+};
+
+static void ec_rx_init(struct ec_rx *e)
+{
+	struct sdr_sr_cfg cfg;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.reorder_ns = 1 * MS;
+	cfg.nack_interval_ns = 10 * MS;
+	cfg.ack_every = 64;
+	sdr_sr_flow_init(&e->f, &cfg);
+	e->mem = malloc(sdr_sr_rx_size(800, 100));
+	sdr_sr_rx_init(&e->f, &e->r, 800, e->mem);
+}
+
+/* deliver data packet i (or parity row j of submessage i with parity) */
+static int ec_rx_pkt(struct ec_rx *e, u32 i, bool parity, u32 j, u64 now)
+{
+	struct sdr_pkt p = {
+		.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_EC,
+		.payload_len = 100, .msg_len = 800, .offset = i * 100,
+		.aux = SDR_EC_AUX(4, 2, j),
+	};
+
+	if (parity)
+		p.flags = SDR_PKT_F_PARITY;
+	else if (i == 7)
+		p.flags = SDR_PKT_F_LAST;
+	return sdr_sr_rx_data(&e->f, &e->r, &p, now);
+}
+
+/*
+ * The last submessage lost its tail (packets 6 and 7) and one parity row;
+ * its last parity row closes it, it cannot be decoded (2 data + 1 parity
+ * of 4), so one reorder window later a NACK names 6 and 7 although no
+ * packet past 5 ever arrived.
+ */
+static void test_ec_nack_lost_tail(void)
+{
+	struct ec_rx e;
+	struct sdr_pkt h;
+	struct sdr_ack a;
+	u64 now = 1000 * MS;
+	u32 i;
+	int n = 0, nacks = 0;
+
+	ec_rx_init(&e);
+	for (i = 0; i < 6; i++)
+		CHECK(ec_rx_pkt(&e, i, false, 0, now) >= 0);
+	CHECK(ec_rx_pkt(&e, 4, true, 1, now) & SDR_SR_RX_PARITY);
+	CHECK_EQ(e.r.high, 6);
+	CHECK_EQ(e.r.ec_closed, 2);
+	CHECK_EQ(sdr_sr_rx_deadline(&e.f, &e.r) <= now + 1 * MS, 1);
+	now += 1 * MS;
+	while (sdr_sr_rx_next_ctrl(&e.f, &e.r, now, &h, &a) == 1 && n++ < 8) {
+		if (h.type != SDR_PKT_NACK)
+			continue;
+		nacks++;
+		CHECK(a.base <= 6 && a.base + a.nbits == 8);
+		CHECK(!sdr_ack_bit(&a, 6 - a.base) && !sdr_ack_bit(&a, 7 - a.base));
+	}
+	CHECK_EQ(nacks, 1);
+	free(e.mem);
+}
+
+/*
+ * The last data packet and every parity row of the last submessage are
+ * lost: nothing tells the receiver the submessage is over, so it never
+ * NACKs it (its holes may be parity's to fill); the sender's RTO resends.
+ */
+static void test_ec_silent_tail_left_to_rto(void)
+{
+	struct ec_rx e;
+	struct sdr_pkt h;
+	struct sdr_ack a;
+	u64 now = 1000 * MS;
+	u32 i;
+	int n = 0;
+
+	ec_rx_init(&e);
+	for (i = 0; i < 6; i++)		/* 6 and 7 and the parity lost */
+		CHECK(ec_rx_pkt(&e, i, false, 0, now) >= 0);
+	CHECK_EQ(e.r.ec_closed, 1);
+	now += 1000 * MS;
+	while (sdr_sr_rx_next_ctrl(&e.f, &e.r, now, &h, &a) == 1 && n++ < 8)
+		CHECK_EQ(h.type, SDR_PKT_ACK);
+	CHECK_EQ(e.f.st.nacks_tx, 0);
+	CHECK_EQ(sdr_sr_rx_deadline(&e.f, &e.r), U64_MAX);
+	/*
+	 * The resent last packet arrives: the submessage closes one reorder
+	 * window later and, still short of 4, NACKs packet 6.
+	 */
+	CHECK(ec_rx_pkt(&e, 7, false, 0, now) >= 0);
+	CHECK_EQ(e.r.ec_tail_at_ns, now + 1 * MS);
+	now += 1 * MS;
+	n = 0;
+	while (sdr_sr_rx_next_ctrl(&e.f, &e.r, now, &h, &a) == 1 && n++ < 8)
+		if (h.type == SDR_PKT_NACK)
+			CHECK(a.base <= 6 && !sdr_ack_bit(&a, 6 - a.base));
+	CHECK_EQ(e.f.st.nacks_tx, 1);
+	free(e.mem);
+}
+
 static const struct imp *cur;
 
 static void one(void)
@@ -873,6 +982,8 @@ void test_sr(void)
 	TAP_RUN(test_sr_dead_peer);
 	TAP_RUN(test_sr_bad_ack);
 	TAP_RUN(test_sr_stream_pause);
+	TAP_RUN(test_ec_nack_lost_tail);
+	TAP_RUN(test_ec_silent_tail_left_to_rto);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {
 		cur = &imps[i];
 		snprintf(name, sizeof(name), "%s_10k_messages_%s",
