@@ -781,20 +781,38 @@ static void sdr_sr_ec_close(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	}
 }
 
-/* The first packet of an EC message names its k and m. */
-static int sdr_sr_rx_ec_start(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
-			      u32 npkts)
+/*
+ * The EC fields of packet @idx of a message of @npkts packets make sense
+ * on their own: k and m in range, a data packet with row 0, a parity
+ * packet at a submessage's start with a row it has.  Checked before the
+ * packet changes anything, so a bad first packet cannot fix a message's k
+ * and m.
+ */
+static bool sdr_sr_ec_fields_ok(const struct sdr_pkt *pkt, u32 idx,
+				u32 npkts)
 {
 	u32 k = SDR_EC_AUX_K(pkt->aux), m = SDR_EC_AUX_M(pkt->aux);
+	u32 j = SDR_EC_AUX_J(pkt->aux);
 
 	if (!k || k > SDR_EC_MAX_K || !m || m > SDR_EC_MAX_M)
-		return -SDR_DROP_EC;
+		return false;
+	if (!(pkt->flags & SDR_PKT_F_PARITY))
+		return j == 0;
+	return idx % k == 0 &&
+	       j < sdr_sr_group_m(k, m, min(k, npkts - idx));
+}
+
+/* The first packet of an EC message names its k and m. */
+static void sdr_sr_rx_ec_start(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
+			       u32 npkts)
+{
+	u32 k = SDR_EC_AUX_K(pkt->aux);
+
 	r->ec_k = (u8)k;
-	r->ec_m = (u8)m;
+	r->ec_m = (u8)SDR_EC_AUX_M(pkt->aux);
 	r->ngroups = DIV_ROUND_UP(npkts, k);
 	r->ec_closed = 0;
 	memset(r->par_mask, 0, (size_t)r->ngroups * sizeof(u32));
-	return 0;
 }
 
 /* An ACKREQ that is not a new data packet: report now. */
@@ -815,12 +833,9 @@ static int sdr_sr_rx_parity(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	int flags;
 	u64 have;
 
-	if (idx % r->ec_k)
-		return -SDR_DROP_EC;
+	/* sdr_sr_ec_fields_ok() checked the row and the offset */
 	sdr_sr_rx_group(r, g, &first, &kg, &have);
 	mg = sdr_sr_group_m(r->ec_k, r->ec_m, kg);
-	if (j >= mg)
-		return -SDR_DROP_EC;
 	r->last_ts = pkt->ts;
 	r->last_ts_ns = now_ns;
 	f->st.parity_rx++;
@@ -888,21 +903,22 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	bool want_ack = pkt->flags & (SDR_PKT_F_LAST | SDR_PKT_F_ACKREQ);
 	bool ec = pkt->policy == SDR_WIRE_POLICY_EC;
 	int ret, flags = SDR_SR_RX_NEW;
+	u32 npkts;
 
 	if ((pkt->flags & SDR_PKT_F_PARITY) && !ec)
 		return -SDR_DROP_FLAGS;		/* SR has no parity */
 	ret = sdr_wire_check_geometry(pkt, pay, r->max_len);
 	if (ret)
 		return ret;
+	npkts = sdr_sr_npkts(pkt->msg_len, pay);
+	idx = pkt->offset / pay;
+	if (ec && !sdr_sr_ec_fields_ok(pkt, idx, npkts))
+		return -SDR_DROP_EC;
 	if (!r->msg_len) {
-		if (ec) {
-			ret = sdr_sr_rx_ec_start(r, pkt,
-						 sdr_sr_npkts(pkt->msg_len, pay));
-			if (ret)
-				return ret;
-		}
+		if (ec)
+			sdr_sr_rx_ec_start(r, pkt, npkts);
 		r->msg_len = pkt->msg_len;
-		r->npkts = sdr_sr_npkts(pkt->msg_len, pay);
+		r->npkts = npkts;
 	} else if (pkt->msg_len != r->msg_len) {
 		return -SDR_DROP_MSGLEN;
 	}
@@ -911,11 +927,8 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	    (ec && (SDR_EC_AUX_K(pkt->aux) != r->ec_k ||
 		    SDR_EC_AUX_M(pkt->aux) != r->ec_m)))
 		return -SDR_DROP_EC;
-	idx = pkt->offset / pay;
 	if (pkt->flags & SDR_PKT_F_PARITY)
 		return sdr_sr_rx_parity(f, r, pkt, idx, now_ns);
-	if (ec && SDR_EC_AUX_J(pkt->aux))
-		return -SDR_DROP_EC;
 	r->last_ts = pkt->ts;
 	r->last_ts_ns = now_ns;
 	f->st.rx_pkts++;

@@ -259,6 +259,9 @@ int sdr_wire_check_geometry(const struct sdr_pkt *pkt, u32 pay, u32 max_msg)
 
 	if (pkt->type != SDR_PKT_DATA || pay == 0)
 		return -SDR_DROP_GEOMETRY;
+	/* sdr_wire_decode() refuses these too; engines may skip it */
+	if (!pkt->msg_len || pkt->offset >= pkt->msg_len)
+		return -SDR_DROP_RANGE;
 	if (pkt->msg_len > max_msg)
 		return -SDR_DROP_MSGLEN;
 	div_u64_rem(pkt->offset, pay, &rem);
