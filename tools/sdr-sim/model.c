@@ -42,27 +42,27 @@ static double model_logcdf(uint32_t n, double tinj, double r, double p, double x
 	return lf;
 }
 
-int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
-	     struct model_result *m)
+/*
+ * Mean and quantiles of T = X + rtt from the CDF of X >= x0: the
+ * trapezoid rule over the tail 1 - F in steps of h from x0, until the
+ * tail is below 1e-12 and p99.9 is known.  Both models use it.
+ */
+static void model_integrate(double (*cdf)(void *ctx, double x), void *ctx,
+			    double x0, double h, double rtt,
+			    struct model_result *m)
 {
-	double r = rto + tinj, x0 = n * tinj, h, x, integral = 0;
-	double prev_tail = 1, q50 = 0, q99 = 0, q999 = 0;
+	double x = x0, f = cdf(ctx, x0), prev_tail = 1 - f, integral = 0;
+	double q50 = f >= 0.5 ? x0 : 0, q99 = f >= 0.99 ? x0 : 0;
+	double q999 = f >= 0.999 ? x0 : 0;
 	int steps;
 
-	if (!n || tinj <= 0 || rto < 0 || p < 0 || p >= 1)
-		return -1;
-	if (p == 0) {
-		m->mean_ns = m->p50_ns = m->p99_ns = m->p999_ns = x0 + rtt;
-		return 0;
-	}
-	/* 1 - F(x) is flat between retry rounds except for an N*T_inj ramp */
-	h = r / 4000;
-	prev_tail = 1 - exp(model_logcdf(n, tinj, r, p, x0));
-	for (steps = 0, x = x0; steps < 4000 * 400; steps++) {
-		double xn = x + h;
-		double f = exp(model_logcdf(n, tinj, r, p, xn));
-		double tail = 1 - f;
+	for (steps = 0; steps < 4000 * 400; steps++) {
+		double xn = x + h, tail;
 
+		if (prev_tail < 1e-12 && q999)
+			break;
+		f = cdf(ctx, xn);
+		tail = 1 - f;
 		integral += 0.5 * (prev_tail + tail) * h;
 		if (!q50 && f >= 0.5)
 			q50 = xn;
@@ -72,13 +72,39 @@ int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
 			q999 = xn;
 		prev_tail = tail;
 		x = xn;
-		if (tail < 1e-12 && q999)
-			break;
 	}
 	m->mean_ns = x0 + integral + rtt;
 	m->p50_ns = (q50 ? q50 : x0) + rtt;
 	m->p99_ns = (q99 ? q99 : x0) + rtt;
 	m->p999_ns = (q999 ? q999 : x0) + rtt;
+}
+
+struct sr_cdf {
+	uint32_t n;
+	double tinj, r, p;
+};
+
+static double sr_cdf(void *ctx, double x)
+{
+	const struct sr_cdf *c = ctx;
+
+	return exp(model_logcdf(c->n, c->tinj, c->r, c->p, x));
+}
+
+int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
+	     struct model_result *m)
+{
+	struct sr_cdf c = { .n = n, .tinj = tinj, .r = rto + tinj, .p = p };
+	double x0 = n * tinj;
+
+	if (!n || tinj <= 0 || rto < 0 || p < 0 || p >= 1)
+		return -1;
+	if (p == 0) {
+		m->mean_ns = m->p50_ns = m->p99_ns = m->p999_ns = x0 + rtt;
+		return 0;
+	}
+	/* 1 - F(x) is flat between retry rounds except for an N*T_inj ramp */
+	model_integrate(sr_cdf, &c, x0, c.r / 4000, rtt, m);
 	return 0;
 }
 
@@ -411,13 +437,25 @@ static double ec_logcdf(struct ec_model *em, double x)
 	return lf;
 }
 
+/* The EC model's CDF, less the messages a lost COMPLETE ACK holds back. */
+struct ec_cdf {
+	struct ec_model *em;
+	double ack_end, p_ack;
+};
+
+static double ec_cdf(void *ctx, double x)
+{
+	const struct ec_cdf *c = ctx;
+
+	return exp(ec_logcdf(c->em, x)) - (x < c->ack_end ? c->p_ack : 0);
+}
+
 int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 {
 	struct ec_model em;
-	double x0, h, x, integral = 0, prev_tail, q50 = 0, q99 = 0, q999 = 0;
-	double extra = 0, p = mp->p, fb, r, pclean, prescue, ack_end;
+	struct ec_cdf c = { .em = &em };
+	double x0, h, extra = 0, p = mp->p, fb, r, pclean, prescue;
 	uint32_t L, npar, j, k = mp->k, m = mp->m, n = mp->n;
-	int steps;
 
 	if (!n || !k || !m || k + m > EC_MAX_N || mp->tinj_ns <= 0 ||
 	    (mp->nack && (mp->nack_fb_ns < 0 || mp->nack_r_ns <= 0)) ||
@@ -451,7 +489,8 @@ int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 	prescue = (1 - p) * (1 - ec_p_fail(em.kl + em.ml - 1, em.ml - 1, p));
 	mr->p_ack = p * (pclean - prescue * (1 - p)) *
 		    exp((L - 1) * log1p(-mr->p_fail));
-	ack_end = x0 + mp->rto_fb_ns;
+	c.ack_end = x0 + mp->rto_fb_ns;
+	c.p_ack = mr->p_ack;
 
 	em.nf = ec_undone(k, m, p, em.u);
 	/* the paper's form: one failed submessage, charged to the end */
@@ -470,36 +509,8 @@ int model_ec(const struct ec_model_params *mp, struct model_result *mr)
 	h = fmin(fmin(fb, r), fmin(mp->rto_fb_ns, mp->rto_r_ns)) / 4000;
 	if (h <= 0)
 		h = fmin(r, mp->rto_r_ns) / 4000;
-	prev_tail = 1 - exp(ec_logcdf(&em, x0)) + mr->p_ack;
-	if (prev_tail <= 0.5)
-		q50 = x0;
-	if (prev_tail <= 0.01)
-		q99 = x0;
-	if (prev_tail <= 0.001)
-		q999 = x0;
-	for (steps = 0, x = x0; steps < 4000 * 400; steps++) {
-		double xn = x + h;
-		double f = exp(ec_logcdf(&em, xn)) -
-			   (xn < ack_end ? mr->p_ack : 0);
-		double tail = 1 - f;
-
-		if (prev_tail < 1e-12 && q999)
-			break;
-		integral += 0.5 * (prev_tail + tail) * h;
-		if (!q50 && f >= 0.5)
-			q50 = xn;
-		if (!q99 && f >= 0.99)
-			q99 = xn;
-		if (!q999 && f >= 0.999)
-			q999 = xn;
-		prev_tail = tail;
-		x = xn;
-	}
+	model_integrate(ec_cdf, &c, x0, h, mp->rtt_ns, mr);
 	free(em.lgf);
-	mr->mean_ns = x0 + integral + mp->rtt_ns;
-	mr->p50_ns = (q50 ? q50 : x0) + mp->rtt_ns;
-	mr->p99_ns = (q99 ? q99 : x0) + mp->rtt_ns;
-	mr->p999_ns = (q999 ? q999 : x0) + mp->rtt_ns;
 	return 0;
 }
 
