@@ -15,30 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sdr_ec.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CANARY		0xa5
 #define F_STRAY		0x01	/* set a have bit at or above kg */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, int bytes)
-{
-	uint64_t v = 0;
-
-	while (bytes--) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -17,27 +17,9 @@
 #include "sdr_sr.h"
 #include "sdr_bitmap.h"
 #include "sdr_ec.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint32_t take(struct in *in, int bytes)
-{
-	uint32_t v = 0;
-
-	while (bytes--) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 #define SENT_MAX 64
 
