@@ -19,18 +19,27 @@ echo >"$T/trace"
 echo 1 >"$T/events/sdr/sdr_retransmit/enable"
 echo 1 >"$T/events/sdr/sdr_msg_done/enable"
 echo 1 >"$T/events/sdr/sdr_flow_state/enable"
-tc qdisc add dev veth0 root netem loss 3% limit 100000
 
 out=$(mktemp)
-"$TOP/tools/sdr_perf" -d rxe1 -P sr -p 18650 >/dev/null 2>&1 &
-spid=$!
-sleep 1
-"$TOP/tools/sdr_perf" -d rxe0 -P sr -p 18650 -s 256K -n 40 --json 198.18.0.2 >"$out" 2>&1
-wait "$spid"
-tc qdisc del dev veth0 root
+# lossy_run POLICY PORT: 40 messages of 256 KiB rxe0 -> rxe1 under 3% loss,
+# the client's JSON in $out
+lossy_run() {
+	tc qdisc add dev veth0 root netem loss 3% limit 100000
+	"$TOP/tools/sdr_perf" -d rxe1 -P "$1" -p "$2" >/dev/null 2>&1 &
+	spid=$!
+	sleep 1
+	"$TOP/tools/sdr_perf" -d rxe0 -P "$1" -p "$2" -s 256K -n 40 --json \
+		198.18.0.2 >"$out" 2>&1
+	wait "$spid"
+	tc qdisc del dev veth0 root
+}
+# field KEY: a top-level field of the client's JSON
+field() { tail -n 1 "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+lossy_run sr 18650
 echo 0 >"$T/events/sdr/enable"
 
-retx=$(tail -n 1 "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['retransmitted_packets'])")
+retx=$(field retransmitted_packets)
 events=$(grep -c 'sdr_retransmit:' "$T/trace")
 done_send=$(grep 'sdr_msg_done:' "$T/trace" | grep -c ' send .*status=ok')
 done_recv=$(grep 'sdr_msg_done:' "$T/trace" | grep -c ' recv .*status=ok')
@@ -54,17 +63,10 @@ bpftrace -o "$bt" -e 'tracepoint:sdr:sdr_retransmit { @retx = count(); }
 bpid=$!
 # attaching compiles the program: slow under TCG
 for _ in $(seq 120); do grep -q Attaching "$bt" 2>/dev/null && break; sleep 1; done
-tc qdisc add dev veth0 root netem loss 3% limit 100000
-"$TOP/tools/sdr_perf" -d rxe1 -P ec -p 18651 >/dev/null 2>&1 &
-spid=$!
-sleep 1
-"$TOP/tools/sdr_perf" -d rxe0 -P ec -p 18651 -s 256K -n 40 --json 198.18.0.2 >"$out" 2>&1
-wait "$spid"
-tc qdisc del dev veth0 root
+lossy_run ec 18651
 sleep 1
 kill -INT "$bpid"
 wait "$bpid"
-field() { tail -n 1 "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 retx=$(field retransmitted_packets)
 rec=$(field recovered_packets)
 bretx=$(sed -n 's/^@retx: //p' "$bt")

@@ -48,13 +48,12 @@ static int read_gid_index(const char *dev, uint32_t *idx)
 	return ok ? 0 : -EINVAL;
 }
 
-static long long drops(const char *reason)
+/* A sysfs counter, or -1 if it cannot be read. */
+static long long read_counter(const char *path)
 {
-	char path[128];
 	long long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/sdr/%s/drops/%s", dev1(), reason);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -62,6 +61,14 @@ static long long drops(const char *reason)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+static long long drops(const char *reason)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/drops/%s", dev1(), reason);
+	return read_counter(path);
 }
 
 static struct ibv_context *open_dev(const char *name)
@@ -182,6 +189,19 @@ static long long wait_drops(const char *reason, long long want)
 	return v;
 }
 
+/* One completion of @ctx within 3 s: 1, or 0 if none came. */
+static int wait_cqe(struct sdr_ctx *ctx, struct sdr_completion *c)
+{
+	int i, got = 0;
+
+	for (i = 0; i < 300 && !got; i++) {
+		got = sdr_poll_cq(ctx, c, 1);
+		if (!got)
+			usleep(10000);
+	}
+	return got;
+}
+
 FIXTURE(wire) {
 	struct sdr_ctx *ctx;
 	struct sdr_flow *flow;
@@ -298,7 +318,7 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 		  dup = drops("dup"), ml = drops("bad_msglen"),
 		  st = drops("stale"), rg = drops("bad_range");
 	const uint8_t *data;
-	int i, got = 0;
+	int i;
 
 	/* No receive posted yet: message 0 has nowhere to go. */
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
@@ -345,12 +365,7 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 			p.flags = SDR_PKT_F_LAST;
 		ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
 	}
-	for (i = 0; i < 300 && !got; i++) {
-		got = sdr_poll_cq(self->ctx, &c, 1);
-		if (!got)
-			usleep(10000);
-	}
-	ASSERT_EQ(got, 1);
+	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(c.len, 3 * pay);
 	EXPECT_EQ(c.imm, 0xabcd);
@@ -368,19 +383,12 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 static long long flow_counter(struct sdr_flow_props *props, const char *name)
 {
 	char path[256];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s",
 		 dev1(), props->flow_id, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return read_counter(path);
 }
+
 
 /*
  * EC from a forged peer, k = 2 and m = 1 over a 3-packet message: parity
@@ -399,7 +407,7 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	struct sdr_completion c;
 	struct sdr_recv *h;
 	struct sdr_pkt p, ec;
-	int i, got = 0;
+	int i;
 
 	ASSERT_TRUE(sym);
 	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
@@ -458,12 +466,7 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	p.offset = 2 * pay;
 	p.flags = SDR_PKT_F_LAST;
 	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
-	for (i = 0; i < 300 && !got; i++) {
-		got = sdr_poll_cq(self->ctx, &c, 1);
-		if (!got)
-			usleep(10000);
-	}
-	ASSERT_EQ(got, 1);
+	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(c.len, 3 * pay);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
