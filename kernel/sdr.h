@@ -41,6 +41,7 @@
 #define SDR_MAX_MSGS		1024
 #define SDR_MAX_MSG_SIZE	(1U << 30)
 #define SDR_MAX_CHUNK_PKTS	1024
+#define SDR_MAX_FLOW_ID		0xffffff
 #define SDR_TX_SGE		3	/* header + a payload spanning 2 pages */
 
 /* Module parameters (sdr_main.c). */
@@ -131,7 +132,6 @@ struct sdr_dev {
 
 	/* Flows of this device by id; values are struct sdr_flow *. */
 	struct xarray		flows;
-	u32			next_flow_id;
 	atomic_t		nr_flows;
 
 	atomic64_t		counters[SDR_DEV_NR_COUNTERS];
@@ -286,7 +286,9 @@ struct sdr_flow {
 	u32			peer_qpn;
 	u32			peer_qkey;
 	u32			peer_flow;
+	u64			peer_token;	/* goes in every packet we send */
 	union ib_gid		peer_gid;
+	u64			token;		/* every packet to us must carry it */
 
 	/* shared regions (vmalloc_user) */
 	u8			*recv_region;

@@ -20,6 +20,7 @@
 
 #include <linux/cred.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -145,6 +146,23 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 	return 0;
 }
 
+/*
+ * Reserve a random flow id in the device's table: ids, like the token and
+ * the first sequence number, give a blind sender nothing to count from.
+ */
+static int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
+{
+	int tries, ret;
+
+	for (tries = 0; tries < 64; tries++) {
+		*id = get_random_u32_below(SDR_MAX_FLOW_ID) + 1;
+		ret = xa_insert(&sdev->flows, *id, NULL, GFP_KERNEL);
+		if (ret != -EBUSY)
+			return ret;
+	}
+	return -ENOSPC;
+}
+
 int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 {
 	struct sdr_dev *sdev = ctx->sdev;
@@ -224,11 +242,12 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	if (ret)
 		goto err_put;
 
-	ret = xa_alloc_cyclic(&sdev->flows, &id, NULL, XA_LIMIT(1, 0xffffff),
-			      &sdev->next_flow_id, GFP_KERNEL);
-	if (ret < 0)
+	ret = sdr_flow_alloc_id(sdev, &id);
+	if (ret)
 		goto err_put;
 	flow->id = id;
+	flow->token = get_random_u64();
+	flow->tx_next_seq = get_random_u32();
 	ret = xa_insert(&ctx->flows, id, flow, GFP_KERNEL);
 	if (ret) {
 		xa_erase(&sdev->flows, id);
@@ -249,6 +268,9 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ep->chunk_size = cpu_to_le32(flow->chunk_size);
 	ep->max_msg_size = cpu_to_le32(flow->max_msg_size);
 	ep->max_msgs = cpu_to_le32(flow->max_msgs);
+	ep->token_lo = cpu_to_le32((u32)flow->token);
+	ep->token_hi = cpu_to_le32((u32)(flow->token >> 32));
+	ep->seq0 = cpu_to_le32(flow->tx_next_seq);
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -326,16 +348,15 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	union ib_gid gid;
 	struct ib_ah *ah;
 	u32 sgid_index;
-	int ret, i;
+	int ret;
 
 	flow = sdr_ctx_flow(ctx, arg->flow_id);
 	if (!flow)
 		return -ENOENT;
 	if (flow->state != SDR_FLOW_IDLE)
 		return -EISCONN;
-	for (i = 0; i < ARRAY_SIZE(p->__reserved); i++)
-		if (p->__reserved[i])
-			return -EINVAL;
+	if (p->__reserved)
+		return -EINVAL;
 	if (le32_to_cpu(p->magic) != SDR_EP_MAGIC ||
 	    le32_to_cpu(p->abi) != SDR_ABI_VERSION ||
 	    le32_to_cpu(p->payload) != flow->payload ||
@@ -343,7 +364,8 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    le32_to_cpu(p->max_msg_size) != flow->max_msg_size ||
 	    le32_to_cpu(p->max_msgs) != flow->max_msgs ||
 	    le32_to_cpu(p->policy) > SDR_POLICY_ADAPTIVE ||
-	    !le32_to_cpu(p->flow_id) || le32_to_cpu(p->flow_id) > 0xffffff ||
+	    !le32_to_cpu(p->flow_id) ||
+	    le32_to_cpu(p->flow_id) > SDR_MAX_FLOW_ID ||
 	    !le32_to_cpu(p->qpn) || le32_to_cpu(p->qpn) > 0xffffff)
 		return -EINVAL;
 
@@ -365,6 +387,11 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->peer_qpn = le32_to_cpu(p->qpn);
 	flow->peer_qkey = le32_to_cpu(p->qkey);
 	flow->peer_flow = le32_to_cpu(p->flow_id);
+	flow->peer_token = (u64)le32_to_cpu(p->token_hi) << 32 |
+			   le32_to_cpu(p->token_lo);
+	/* receives are posted from the peer's first sequence number on */
+	flow->rx_next_post = le32_to_cpu(p->seq0);
+	flow->rx_last_seq = flow->rx_next_post;
 	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
 	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
 	flow->state = SDR_FLOW_CONNECTED;
@@ -751,6 +778,11 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		drop = SDR_DROP_NO_FLOW;
 		goto out_unlock;
 	}
+	/* nothing a packet says counts before it proves it is the peer's */
+	if (pkt->token != flow->token) {
+		drop = SDR_DROP_TOKEN;
+		goto out_unlock;
+	}
 	if (flow->state == SDR_FLOW_IDLE || src_qp != flow->peer_qpn ||
 	    pkt->src_flow != flow->peer_flow ||
 	    memcmp(sgid->raw, flow->peer_gid.raw, sizeof(sgid->raw))) {
@@ -839,6 +871,7 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 			.policy		= msg->policy,
 			.dst_flow	= flow->peer_flow,
 			.src_flow	= flow->id,
+			.token		= flow->peer_token,
 			.msg_seq	= msg->seq,
 			.msg_len	= msg->msg_len,
 			.imm		= msg->imm,
@@ -1161,6 +1194,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		.policy		= flow->policy,
 		.dst_flow	= flow->peer_flow,
 		.src_flow	= flow->id,
+		.token		= flow->peer_token,
 	};
 	bool connected;
 

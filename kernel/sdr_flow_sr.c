@@ -99,6 +99,7 @@ static struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow,
 	c->hdr.policy = SDR_WIRE_POLICY_SR;
 	c->hdr.dst_flow = flow->peer_flow;
 	c->hdr.src_flow = flow->id;
+	c->hdr.token = flow->peer_token;
 	c->hdr.msg_seq = seq;
 	c->len = 0;
 	return c;

@@ -21,6 +21,8 @@ SDR_ASSERT_OFFSET(struct sdr_wire_hdr, offset, 24);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, imm, 28);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, ts, 32);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, aux, 36);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_hi, 40);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_lo, 44);
 
 /* Names double as sysfs counter file names: keep them stable. */
 static const char * const sdr_drop_names[SDR_DROP_NR] = {
@@ -45,6 +47,7 @@ static const char * const sdr_drop_names[SDR_DROP_NR] = {
 	[SDR_DROP_MSGLEN]	= "bad_msglen",
 	[SDR_DROP_EC]		= "bad_ec",
 	[SDR_DROP_NOMEM]	= "no_memory",
+	[SDR_DROP_TOKEN]	= "bad_token",
 };
 
 /* Accepts a reason or its negation (as returned by the decoders). */
@@ -75,6 +78,8 @@ void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf)
 	h.imm = cpu_to_be32(pkt->imm);
 	h.ts = cpu_to_be32(pkt->ts);
 	h.aux = cpu_to_be32(pkt->aux);
+	h.token_hi = cpu_to_be32((u32)(pkt->token >> 32));
+	h.token_lo = cpu_to_be32((u32)pkt->token);
 	memcpy(buf, &h, sizeof(h));
 }
 
@@ -190,7 +195,10 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 	case SDR_PKT_NACK:
 		if (pkt->aux & ~SDR_ACK_F_MASK)
 			return -SDR_DROP_FLAGS;
-		if (pkt->type == SDR_PKT_NACK && (pkt->aux & SDR_ACK_F_COMPLETE))
+		/* COMPLETE and ABORT are final answers: ACKs, one at a time */
+		if (pkt->type == SDR_PKT_NACK && pkt->aux)
+			return -SDR_DROP_FLAGS;
+		if (pkt->aux == (SDR_ACK_F_COMPLETE | SDR_ACK_F_ABORT))
 			return -SDR_DROP_FLAGS;
 		return sdr_ack_parse(body, pkt->payload_len, NULL);
 	default:	/* RNR, CLOSE */
@@ -227,6 +235,7 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	pkt.imm = sdr_get_be32(p + 28);
 	pkt.ts = sdr_get_be32(p + 32);
 	pkt.aux = sdr_get_be32(p + 36);
+	pkt.token = (u64)sdr_get_be32(p + 40) << 32 | sdr_get_be32(p + 44);
 
 	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_CLOSE)
 		return -SDR_DROP_TYPE;

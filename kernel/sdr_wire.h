@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdr wire format: one 40-byte big-endian header in front of every UD
+ * sdr wire format: one 48-byte big-endian header in front of every UD
  * payload, plus the ACK/NACK body.  Documentation/protocol.rst is the
  * normative description; this header and sdr_wire.c implement it.
  */
@@ -10,8 +10,8 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	1
-#define SDR_WIRE_HDR_LEN	40
+#define SDR_WIRE_VERSION	2
+#define SDR_WIRE_HDR_LEN	48
 
 /* packet types */
 enum sdr_pkt_type {
@@ -50,7 +50,8 @@ enum sdr_wire_policy {
 
 /* aux of ACK/NACK: flags */
 #define SDR_ACK_F_COMPLETE	0x01	/* receiver has the whole message */
-#define SDR_ACK_F_MASK		0x01
+#define SDR_ACK_F_ABORT		0x02	/* receiver discarded the message */
+#define SDR_ACK_F_MASK		0x03
 
 /*
  * Wire header.  Every member sits at its natural alignment so the struct
@@ -73,6 +74,8 @@ struct sdr_wire_hdr {
 	__be32	imm;		/* 28: DATA only */
 	__be32	ts;		/* 32: DATA: sender us clock; ACK/NACK: echo */
 	__be32	aux;		/* 36: policy specific, 0 when unused */
+	__be32	token_hi;	/* 40: the receiving flow's token ... */
+	__be32	token_lo;	/* 44: ... from its endpoint (connect) */
 };
 
 /* Decoded header, host byte order. */
@@ -89,6 +92,7 @@ struct sdr_pkt {
 	u32	imm;
 	u32	ts;
 	u32	aux;
+	u64	token;		/* the receiving flow's, see sdr_wire_hdr */
 };
 
 /*
@@ -119,6 +123,7 @@ enum sdr_drop_reason {
 	SDR_DROP_MSGLEN,	/* msg_len too big or differs from earlier */
 	SDR_DROP_EC,		/* EC fields bad or differ from earlier */
 	SDR_DROP_NOMEM,		/* no memory to keep a parity packet */
+	SDR_DROP_TOKEN,		/* token is not the flow's: blind forgery */
 	SDR_DROP_NR
 };
 

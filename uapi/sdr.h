@@ -58,7 +58,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		1
+#define SDR_ABI_VERSION		2
 #define SDR_IOC_MAGIC		0xD5
 
 /* Reliability policies. */
@@ -133,7 +133,11 @@ struct sdr_cqe {
 
 /*
  * The endpoint blob: everything the peer needs to connect.  Exchange it
- * out of band as bytes; all fields are little-endian.
+ * out of band as bytes; all fields are little-endian.  It is the flow's
+ * credential: token is a random number every packet to this flow must
+ * carry (packets without it are dropped as bad_token), and seq0 the
+ * random sequence number of the flow's first message.  Give it only to
+ * the peer.
  */
 #define SDR_EP_MAGIC		0x31524453	/* "SDR1" */
 
@@ -149,7 +153,10 @@ struct sdr_endpoint {
 	__u32 chunk_size;
 	__u32 max_msg_size;
 	__u32 max_msgs;
-	__u32 __reserved[4];
+	__u32 token_lo;		/* random, per flow */
+	__u32 token_hi;
+	__u32 seq0;		/* sequence number of the first message */
+	__u32 __reserved;
 };
 
 /*
