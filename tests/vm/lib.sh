@@ -3,7 +3,9 @@
 # shellcheck shell=bash
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-KO=$TOP/kernel/sdr.ko
+# SDR_KO: the module under test (tests/vm/run), relative to the checkout.
+KO=${SDR_KO:-kernel/sdr.ko}
+case $KO in /*) ;; *) KO=$TOP/$KO ;; esac
 _n=0
 _fail=0
 
