@@ -253,7 +253,7 @@ int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 			       GFP_KERNEL);
 	if (!msg->sr_mem)
 		return -ENOMEM;
-	ret = sdr_sr_tx_init(&flow->sr, &msg->sr, msg->msg_len, msg->sr_mem,
+	ret = sdr_sr_tx_init(&flow->sr, &msg->sr, msg->seq, msg->msg_len, msg->sr_mem,
 			     ktime_get_ns());
 	if (ret)
 		return ret;

@@ -189,8 +189,8 @@ static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		f->st.tx_failed++;
 }
 
-int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
-		   void *mem, u64 now_ns)
+int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
+		   u32 msg_len, void *mem, u64 now_ns)
 {
 	u32 pay = f->cfg.pay, n;
 	u8 *p = mem;
@@ -199,6 +199,7 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 	if (!msg_len || !pay || !mem)
 		return -EINVAL;
 	n = sdr_sr_npkts(msg_len, pay);
+	m->seq = seq;
 	m->msg_len = msg_len;
 	m->npkts = n;
 	m->pay = pay;
@@ -206,6 +207,9 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
 	m->start_ns = now_ns;
 	m->last_progress_ns = now_ns;
 	m->last_heard_ns = now_ns;
+	/* echoes of packets sent from now on are newer than this */
+	m->last_tx_us = (u32)div_u64(now_ns, 1000);
+	m->echo_us = m->last_tx_us - 1;
 	sdr_sr_list_init(&m->lost);
 	sdr_sr_list_init(&m->flight);
 
@@ -419,6 +423,7 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	if (j == mg - 1 && !sdr_sr_tx_has_work(m))
 		out->flags |= SDR_PKT_F_ACKREQ;
 	out->ts = (u32)div_u64(now_ns, 1000);
+	m->last_tx_us = out->ts;
 	out->aux = SDR_EC_AUX(m->ec_k, m->ec_m, j);
 	f->st.parity_tx++;
 	sdr_sr_pace(f, out->len, now_ns);
@@ -481,12 +486,73 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		flags |= SDR_PKT_F_ACKREQ;
 	out->flags = flags;
 	out->ts = (u32)div_u64(now_ns, 1000);
+	m->last_tx_us = out->ts;
 	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) : 0;
 
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
 	sdr_sr_pace(f, out->len, now_ns);
 	return 1;
+}
+
+/*
+ * Packets [0, next_new) were all sent at least once and none after them
+ * was (new packets go out in order; a packet is acknowledged only once it
+ * was sent).  So what a receiver can truthfully claim is bounded by
+ * next_new, and a claim beyond it is a forged, corrupted or misdirected
+ * answer.
+ */
+static u32 sdr_sr_highest_bit(const struct sdr_ack *ack)
+{
+	u32 b = DIV_ROUND_UP((u32)ack->nbits, 8);
+
+	u32 v, h;
+
+	while (b--) {
+		v = ack->map[b];
+		if (!v)
+			continue;
+		for (h = 0; v >>= 1; h++)
+			;
+		return b * 8 + h;
+	}
+	return U32_MAX;
+}
+
+/*
+ * Whether an ACK/NACK could have been sent by the receiver of @m: it names
+ * this message, claims only packets that were sent, COMPLETE only once
+ * every packet was sent, ABORT only once the receiver could have seen a
+ * packet.  Nothing of an answer that fails this is used.
+ */
+static bool sdr_sr_ack_credible(const struct sdr_sr_tx *m,
+				const struct sdr_pkt *hdr,
+				const struct sdr_ack *ack)
+{
+	u32 hi;
+
+	if (hdr->msg_seq != m->seq)
+		return false;
+	if (hdr->aux & SDR_ACK_F_COMPLETE)
+		return hdr->type == SDR_PKT_ACK && m->next_new == m->npkts;
+	if (hdr->aux & SDR_ACK_F_ABORT)
+		return hdr->type == SDR_PKT_ACK && m->next_new > 0;
+	if (ack->cum > m->next_new || (u64)ack->base + ack->nbits > m->npkts)
+		return false;
+	hi = sdr_sr_highest_bit(ack);
+	return hi == U32_MAX || ack->base + hi < m->next_new;
+}
+
+/*
+ * An echoed timestamp is an RTT sample only if it is one this message
+ * sent (between its post and its latest transmission) and newer than
+ * every echo already sampled: a duplicated, reordered or replayed answer
+ * echoes an older one and would inflate the estimate.
+ */
+static bool sdr_sr_echo_usable(const struct sdr_sr_tx *m, u32 ts)
+{
+	return ts && (s32)(ts - m->echo_us) > 0 &&
+	       (s32)(m->last_tx_us - ts) >= 0;
 }
 
 int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
@@ -502,16 +568,14 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		f->st.nacks_rx++;
 	else
 		f->st.acks_rx++;
-
-	/* claims of packets we never sent are a broken or forged peer */
-	if (!(hdr->aux & SDR_ACK_F_COMPLETE) &&
-	    (ack->cum > m->next_new || (u64)ack->base + ack->nbits > n)) {
+	if (!sdr_sr_ack_credible(m, hdr, ack)) {
 		f->st.bad_acks++;
 		return m->status;
 	}
-	if (hdr->ts) {
+	if (sdr_sr_echo_usable(m, hdr->ts)) {
 		u32 d = (u32)div_u64(now_ns, 1000) - hdr->ts;
 
+		m->echo_us = hdr->ts;
 		if (d < SDR_SR_MAX_RTT_US) {
 			sdr_rtt_sample(&f->rtt, (u64)d * 1000);
 			f->st.rtt_samples++;
@@ -520,7 +584,13 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	m->last_heard_ns = now_ns;
 	m->silent_rtos = 0;
 
-	if (!nack && (hdr->aux & SDR_ACK_F_COMPLETE)) {
+	if (hdr->aux & SDR_ACK_F_ABORT) {
+		/* the receiver discarded the message: it failed, not arrived */
+		f->st.tx_aborted++;
+		sdr_sr_finish(f, m, -ECONNABORTED, now_ns);
+		return m->status;
+	}
+	if (hdr->aux & SDR_ACK_F_COMPLETE) {
 		for (i = sdr_bitmap_next_zero(m->acked, n, 0); i < n;
 		     i = sdr_bitmap_next_zero(m->acked, n, i + 1))
 			progress += sdr_sr_ack_pkt(f, m, i, now_ns);

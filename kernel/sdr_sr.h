@@ -65,7 +65,8 @@ struct sdr_sr_stats {
 	u64	acks_rx;
 	u64	nacks_rx;
 	u64	rnr_rx;
-	u64	bad_acks;	/* ACKs that contradict the message: ignored */
+	u64	bad_acks;	/* answers no true receiver sent: ignored */
+	u64	tx_aborted;	/* messages the receiver discarded */
 	u64	rtt_samples;
 	u64	tx_done;
 	u64	tx_failed;
@@ -116,6 +117,7 @@ struct sdr_sr_list {
  * head is the next packet to time out.
  */
 struct sdr_sr_tx {
+	u32	seq;		/* message sequence number: answers name it */
 	u32	msg_len;
 	u32	npkts;
 	u32	pay;
@@ -132,6 +134,8 @@ struct sdr_sr_tx {
 	u64	last_progress_ns;	/* last ACK that acked something new */
 	u64	last_heard_ns;		/* last valid ACK/NACK */
 	u64	rnr_until_ns;
+	u32	echo_us;	/* newest ts echo taken as an RTT sample */
+	u32	last_tx_us;	/* ts of the latest transmission */
 	u32	limit;		/* new packets below this may be sent */
 	/* EC: k data + m parity packets per submessage; ec_k 0: plain SR */
 	u8	ec_k;
@@ -213,8 +217,8 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);
-int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 msg_len,
-		   void *mem, u64 now_ns);
+int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
+		   u32 msg_len, void *mem, u64 now_ns);
 int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 		     u32 nparity);
 void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes);

@@ -9,6 +9,12 @@
  * receiver builds passes sdr_wire_decode(), deadlines are never in the
  * past while nothing can be sent, a finished sender holds no budget, and
  * every DECODE the receiver reports can be carried out.
+ *
+ * And the guarantee itself: the sender ends DONE only if every packet of
+ * the message was handed out at least once (whatever forged answers came
+ * in), an answer built by the true receiver is never rejected while only
+ * true packets reached it, and the receiver completes only with every
+ * packet in.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -23,8 +29,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define SENT_MAX 64
 
+/* which data packets the sender handed out (the wire's view) */
+static uint8_t *sent_map;
+
 static void check_tx(const struct sdr_sr_flow *f, const struct sdr_sr_tx *m)
 {
+	uint32_t i;
+
+	if (m->status == SDR_SR_DONE)
+		for (i = 0; i < m->npkts; i++)
+			if (!sent_map[i])
+				abort();	/* told delivered, never sent */
 	/* a failed message keeps its lists; it just stops counting */
 	if (f->inflight != m->inflight ||
 	    (!m->status && m->inflight != m->flight.count))
@@ -68,8 +83,10 @@ static void check_rx(const struct sdr_sr_rx *r)
 /* encode a receiver control packet, decode it, give it to the sender */
 static void ctrl_to_tx(struct sdr_sr_flow *fs, struct sdr_sr_tx *m,
 		       struct sdr_pkt *hdr, const struct sdr_ack *ack, uint64_t now,
-		       int deliver)
+		       int deliver, bool genuine)
 {
+	uint64_t bad = fs->st.bad_acks;
+
 	uint8_t buf[SDR_WIRE_HDR_LEN + SDR_ACK_MAX_LEN];
 	struct sdr_pkt p;
 	struct sdr_ack a;
@@ -85,8 +102,12 @@ static void ctrl_to_tx(struct sdr_sr_flow *fs, struct sdr_sr_tx *m,
 		abort();
 	if (sdr_ack_decode(buf + SDR_WIRE_HDR_LEN, p.payload_len, &a))
 		abort();
-	if (deliver)
+	if (deliver) {
 		sdr_sr_tx_ack(fs, m, &p, &a, now);
+		/* a true receiver's answer is always credible */
+		if (genuine && fs->st.bad_acks != bad)
+			abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -100,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sdr_ack ack;
 	uint32_t msg_len, nsent = 0, steps = 0, ec_k, ec_m;
 	uint8_t policy = SDR_WIRE_POLICY_SR;
-	bool foreign = false;
+	bool foreign = false, forged_in = false;
 	uint64_t now = 1000000000ULL;
 	void *txmem, *rxmem;
 
@@ -120,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sdr_sr_flow_init(&fr, &cfg);
 	txmem = malloc(sdr_sr_tx_size(msg_len, cfg.pay));
 	rxmem = malloc(sdr_sr_rx_size(msg_len, cfg.pay));
-	if (sdr_sr_tx_init(&fs, &m, msg_len, txmem, now))
+	if (sdr_sr_tx_init(&fs, &m, 0, msg_len, txmem, now))
 		abort();
 	if (ec_k) {
 		if (sdr_sr_tx_set_ec(&fs, &m, ec_k, ec_m))
@@ -128,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		policy = SDR_WIRE_POLICY_EC;
 	}
 	sdr_sr_rx_init(&fr, &r, msg_len, rxmem);
+	sent_map = calloc(m.npkts, 1);
 
 	while (in.n && steps++ < 4096) {
 		uint32_t op = take(&in, 1);
@@ -161,6 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				     SDR_EC_AUX_K(d.aux) != ec_k))
 					abort();
 				sent[nsent++ % SENT_MAX] = p;
+				if (!(d.flags & SDR_PKT_F_PARITY))
+					sent_map[d.idx] = 1;
 			}
 			break;
 		case 1:		/* time passes */
@@ -181,7 +205,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			}
 			while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
-				ctrl_to_tx(&fs, &m, &hdr, &ack, now, take(&in, 1) & 1);
+				ctrl_to_tx(&fs, &m, &hdr, &ack, now, take(&in, 1) & 1,
+					   !forged_in);
 			break;
 		case 3: {	/* forged DATA */
 			bool first;
@@ -216,8 +241,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ret >= 0 && ret & SDR_SR_RX_NEW &&
 			    sdr_wire_check_geometry(&p, cfg.pay, msg_len))
 				abort();
+			if (ret > 0 && (ret & (SDR_SR_RX_NEW | SDR_SR_RX_PARITY)))
+				forged_in = true;
 			while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
-				ctrl_to_tx(&fs, &m, &hdr, &ack, now, 0);
+				ctrl_to_tx(&fs, &m, &hdr, &ack, now, 0, false);
 			break;
 		}
 		case 4: {	/* forged ACK/NACK body, if it parses */
@@ -227,7 +254,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			memset(&p, 0, sizeof(p));
 			p.type = take(&in, 1) & 1 ? SDR_PKT_NACK : SDR_PKT_ACK;
-			p.aux = p.type == SDR_PKT_ACK ? take(&in, 1) & 1 : 0;
+			p.aux = p.type == SDR_PKT_ACK ? take(&in, 1) % 3 : 0;
+			p.msg_seq = take(&in, 1) & 1 ? take(&in, 4) : 0;
 			p.ts = take(&in, 4);
 			memset(&a, 0, sizeof(a));
 			a.cum = take(&in, 3);
@@ -247,7 +275,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 6:		/* receiver timer */
 			if (sdr_sr_rx_deadline(&fr, &r) <= now)
 				while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
-					ctrl_to_tx(&fs, &m, &hdr, &ack, now, 1);
+					ctrl_to_tx(&fs, &m, &hdr, &ack, now, 1,
+						   !forged_in);
 			break;
 		case 7:		/* sender timer: jump to its deadline */
 			{
@@ -272,12 +301,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!m.status && sdr_sr_tx_deadline(&fs, &m, now) <= now) {
 			struct sdr_sr_txd d;
 
-			if (sdr_sr_tx_next(&fs, &m, now, &d) != 1 && !m.status &&
+			int sent_one = sdr_sr_tx_next(&fs, &m, now, &d);
+
+			if (sent_one == 1 && !(d.flags & SDR_PKT_F_PARITY))
+				sent_map[d.idx] = 1;	/* lost on the wire */
+			if (sent_one != 1 && !m.status &&
 			    sdr_sr_tx_deadline(&fs, &m, now) <= now)
 				abort();
 			check_tx(&fs, &m);
 		}
 	}
+	free(sent_map);
 	free(txmem);
 	free(rxmem);
 	return 0;

@@ -253,7 +253,7 @@ static void start_msgs(struct world *w)
 		struct txmsg *m = &w->tm[k];
 
 		m->mem = malloc(sdr_sr_tx_size(m->len, PAY));
-		CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, m->len, m->mem, w->now), 0);
+		CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, k, m->len, m->mem, w->now), 0);
 		if (w->imp->ec_k)
 			CHECK_EQ(sdr_sr_tx_set_ec(&w->fs, &m->tx, w->imp->ec_k,
 						  w->imp->ec_m), 0);
@@ -743,7 +743,7 @@ static void test_sr_dead_peer(void)
 	cfg.dead_ns = 1000 * MS;
 	sdr_sr_flow_init(&f, &cfg);
 	mem = malloc(sdr_sr_tx_size(10000, 1000));
-	CHECK_EQ(sdr_sr_tx_init(&f, &m, 10000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 0, 10000, mem, now), 0);
 	while (loops++ < 100000) {
 		while ((ret = sdr_sr_tx_next(&f, &m, now, &d)) == 1)
 			sent++;
@@ -785,7 +785,7 @@ static void test_sr_bad_ack(void)
 	cfg.pay = 100;
 	sdr_sr_flow_init(&f, &cfg);
 	mem = malloc(sdr_sr_tx_size(1000, 100));
-	CHECK_EQ(sdr_sr_tx_init(&f, &m, 1000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 0, 1000, mem, now), 0);
 	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
 	CHECK_EQ(d.idx, 0);
 	CHECK_EQ(d.flags, 0);
@@ -805,11 +805,244 @@ static void test_sr_bad_ack(void)
 	CHECK_EQ(m.nacked, 1);
 	CHECK_EQ(m.cum, 1);
 	CHECK_EQ(f.inflight, 1);
-	/* COMPLETE ends it whatever the body says */
+	/* COMPLETE before every packet was sent is a lie: ignored */
 	h.aux = SDR_ACK_F_COMPLETE;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), 0);
+	CHECK_EQ(f.st.bad_acks, 3);
+	CHECK_EQ(m.nacked, 1);
+	CHECK_EQ(f.inflight, 1);
+	/* once all went out, COMPLETE ends it whatever the body says */
+	now += MS;
+	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+		;
+	CHECK_EQ(m.next_new, 10);
 	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), SDR_SR_DONE);
 	CHECK_EQ(f.inflight, 0);
 	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 0);
+	free(mem);
+}
+
+/*
+ * Forged, stale, duplicated and misdirected answers of every shape, fed
+ * to a sender at each stage of a message (nothing sent, part sent, all
+ * sent, part acknowledged).  A shape no true receiver could have sent is
+ * counted in bad_acks and changes nothing: no packet becomes acked, the
+ * message does not end, the RTT estimate does not move.  True answers
+ * still work afterwards, and the message ends DONE only once every packet
+ * was sent and acknowledged.
+ */
+struct forge {
+	const char *name;
+	u8 type;
+	u32 aux;
+	u32 seq;		/* added to the message's sequence number */
+	u32 cum, base, nbits;	/* base/cum relative to next_new if rel */
+	bool rel;
+	u8 fill;		/* SACK map bytes */
+	u8 true_from;		/* a true answer from this stage on (0: never) */
+};
+
+static const struct forge forges[] = {
+	{ "COMPLETE of a message not all sent", SDR_PKT_ACK, SDR_ACK_F_COMPLETE,
+	  0, 0, 0, 0, false, 0, 0 },
+	{ "ACK of another message", SDR_PKT_ACK, 0, 1, 0, 0, 0, true, 0, 0 },
+	{ "COMPLETE of another message", SDR_PKT_ACK, SDR_ACK_F_COMPLETE, 7,
+	  0, 0, 0, false, 0, 0 },
+	{ "ABORT of another message", SDR_PKT_ACK, SDR_ACK_F_ABORT, 0x80000000,
+	  0, 0, 0, false, 0, 0 },
+	{ "cum past the sent packets", SDR_PKT_ACK, 0, 0, 1, 1, 0, true, 0, 0 },
+	{ "SACK of one unsent packet", SDR_PKT_ACK, 0, 0, 0, 0, 1, true, 0x01, 0 },
+	{ "SACK of every packet", SDR_PKT_ACK, 0, 0, 0, 0, 1024, false, 0xff, 0 },
+	{ "NACK with SACK of unsent packets", SDR_PKT_NACK, 0, 0, 0, 0, 64, true,
+	  0xff, 0 },
+	{ "SACK past the message end", SDR_PKT_ACK, 0, 0, 0, 60, 8, false, 0x00, 0 },
+	{ "NACK past the message end", SDR_PKT_NACK, 0, 0, 0, 63, 8, false, 0x00, 0 },
+	{ "cum past the message end", SDR_PKT_ACK, 0, 0, 1000, 1000, 0, false, 0, 0 },
+	{ "NACK of a message not posted yet", SDR_PKT_NACK, 0, 2, 0, 0, 8, false,
+	  0x0f, 0 },
+	{ "SACK of all 64 packets", SDR_PKT_ACK, 0, 0, 0, 0, 64, false, 0xff, 2 },
+	{ "cum of all 64 packets", SDR_PKT_ACK, 0, 0, 64, 64, 0, false, 0, 2 },
+};
+
+#define FORGE_LEN	(64 * 100)	/* 64 packets of 100 bytes */
+
+static void forge_ack(const struct forge *fg, const struct sdr_sr_tx *m,
+		      struct sdr_pkt *h, struct sdr_ack *a)
+{
+	memset(h, 0, sizeof(*h));
+	memset(a, 0, sizeof(*a));
+	h->type = fg->type;
+	h->aux = fg->aux;
+	h->msg_seq = m->seq + fg->seq;
+	h->ts = m->last_tx_us;
+	a->cum = fg->cum + (fg->rel ? m->next_new : 0);
+	a->base = fg->base + (fg->rel ? m->next_new : 0);
+	a->nbits = (u16)fg->nbits;
+	memset(a->map, fg->fill, (fg->nbits + 7) / 8);
+	if (fg->nbits % 8)
+		a->map[fg->nbits / 8] &= (u8)((1U << (fg->nbits % 8)) - 1);
+}
+
+static void test_sr_forged_acks(void)
+{
+	u32 stage, i, sent, rejected = 0, tried = 0;
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h;
+	struct sdr_ack a;
+	void *mem = malloc(sdr_sr_tx_size(FORGE_LEN, 100));
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.max_inflight = 1000;
+	for (stage = 0; stage < 4; stage++) {
+		for (i = 0; i < ARRAY_SIZE(forges); i++) {
+			const struct forge *fg = &forges[i];
+			u64 now = 1000 * MS, srtt, bad;
+			u32 nacked;
+
+			sdr_sr_flow_init(&f, &cfg);
+			CHECK_EQ(sdr_sr_tx_init(&f, &m, 0xfffffff0, FORGE_LEN, mem,
+						now), 0);
+			/* stage 0: nothing sent; 1: 16 sent; 2, 3: all sent */
+			sent = stage == 0 ? 0 : stage == 1 ? 16 : 64;
+			sdr_sr_tx_set_limit(&m, sent * 100);
+			while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+				;
+			CHECK_EQ(m.next_new, sent);
+			now += 10 * MS;
+			if (stage == 3) {	/* half acknowledged, truly */
+				memset(&h, 0, sizeof(h));
+				memset(&a, 0, sizeof(a));
+				h.type = SDR_PKT_ACK;
+				h.msg_seq = m.seq;
+				h.ts = m.last_tx_us;
+				a.cum = 32;
+				a.base = 32;
+				CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+				CHECK_EQ(m.nacked, 32);
+			}
+			/* the true answers of stages 2 and 3 are no forgery */
+			if ((stage >= 2 && !fg->seq && fg->aux == SDR_ACK_F_COMPLETE) ||
+			    (fg->true_from && stage >= fg->true_from))
+				continue;
+			forge_ack(fg, &m, &h, &a);
+			if (h.type == SDR_PKT_NACK && h.aux)
+				continue;	/* the decoder refuses it */
+			tried++;
+			bad = f.st.bad_acks;
+			nacked = m.nacked;
+			srtt = f.rtt.srtt_ns;
+			sdr_sr_tx_ack(&f, &m, &h, &a, now + 50000 * MS);
+			if (f.st.bad_acks != bad + 1 || m.nacked != nacked ||
+			    m.status || f.rtt.srtt_ns != srtt) {
+				tap_diag("stage %u: %s: bad_acks %llu -> %llu, acked %u -> %u, status %d",
+					 stage, fg->name, (unsigned long long)bad,
+					 (unsigned long long)f.st.bad_acks, nacked,
+					 m.nacked, m.status);
+				CHECK(0);
+				continue;
+			}
+			rejected++;
+			/* the true receiver still gets the message through */
+			sdr_sr_tx_set_limit(&m, FORGE_LEN);
+			while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+				;
+			memset(&h, 0, sizeof(h));
+			memset(&a, 0, sizeof(a));
+			h.type = SDR_PKT_ACK;
+			h.msg_seq = m.seq;
+			h.aux = SDR_ACK_F_COMPLETE;
+			h.ts = m.last_tx_us;
+			CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), SDR_SR_DONE);
+			CHECK_EQ(m.nacked, 64);
+			CHECK_EQ(f.st.rtt_samples, 1);
+		}
+	}
+	tap_diag("%u forged answers over 4 stages, %u rejected", tried, rejected);
+	CHECK_EQ(rejected, tried);
+	free(mem);
+}
+
+/*
+ * RTT samples come only from echoes this message sent: not from a
+ * timestamp older than the message (a replay, or 50 s stale), nor from an
+ * echo older than one already sampled (a duplicated or reordered ACK),
+ * nor from one newer than the latest transmission.
+ */
+static void test_sr_echo_trust(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h = { .type = SDR_PKT_ACK, .msg_seq = 5 };
+	struct sdr_ack a = { 0 };
+	u64 now = 100000 * MS;
+	u32 ts0, ts1;
+	void *mem = malloc(sdr_sr_tx_size(1000, 100));
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	sdr_sr_flow_init(&f, &cfg);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 5, 1000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	ts0 = d.ts;
+	now += 10 * MS;
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	ts1 = d.ts;
+	now += 20 * MS;
+	/* 50 s before the message: no sample */
+	h.ts = ts0 - 50000000;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(f.st.rtt_samples, 0);
+	/* from the future: no sample */
+	h.ts = ts1 + 1000;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(f.st.rtt_samples, 0);
+	/* the second packet's echo: 20 ms */
+	h.ts = ts1;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(f.st.rtt_samples, 1);
+	CHECK_EQ(f.rtt.srtt_ns, 20 * MS);
+	/* the first packet's echo, late (reordered or duplicated): none */
+	h.ts = ts0;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + 5 * MS), 0);
+	CHECK_EQ(f.st.rtt_samples, 1);
+	/* the same echo again: none */
+	h.ts = ts1;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + 5 * MS), 0);
+	CHECK_EQ(f.st.rtt_samples, 1);
+	CHECK_EQ(f.st.bad_acks, 0);
+	free(mem);
+}
+
+/* An ABORT ends the message failed, never DONE, and only once sent. */
+static void test_sr_abort(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h = { .type = SDR_PKT_ACK, .msg_seq = 9,
+			     .aux = SDR_ACK_F_ABORT };
+	struct sdr_ack a = { 0 };
+	u64 now = 1000 * MS;
+	void *mem = malloc(sdr_sr_tx_size(1000, 100));
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	sdr_sr_flow_init(&f, &cfg);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 9, 1000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);	/* nothing sent */
+	CHECK_EQ(f.st.bad_acks, 1);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), -ECONNABORTED);
+	CHECK_EQ(f.st.tx_aborted, 1);
+	CHECK_EQ(f.st.tx_done, 0);
+	CHECK_EQ(f.inflight, 0);
 	free(mem);
 }
 
@@ -836,7 +1069,7 @@ static void test_sr_stream_pause(void)
 	cfg.dead_ns = 50 * MS;
 	sdr_sr_flow_init(&f, &cfg);
 	mem = malloc(sdr_sr_tx_size(1000, 100));
-	CHECK_EQ(sdr_sr_tx_init(&f, &m, 1000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 0, 1000, mem, now), 0);
 	sdr_sr_tx_set_limit(&m, 300);		/* 3 of 10 packets ready */
 	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
 		n++;
@@ -981,6 +1214,9 @@ void test_sr(void)
 
 	TAP_RUN(test_sr_dead_peer);
 	TAP_RUN(test_sr_bad_ack);
+	TAP_RUN(test_sr_forged_acks);
+	TAP_RUN(test_sr_echo_trust);
+	TAP_RUN(test_sr_abort);
 	TAP_RUN(test_sr_stream_pause);
 	TAP_RUN(test_ec_nack_lost_tail);
 	TAP_RUN(test_ec_silent_tail_left_to_rto);

@@ -12,6 +12,7 @@ static struct sdr_pkt data_pkt(u32 msg_len, u32 offset, u16 len)
 		.payload_len = len, .dst_flow = 7, .src_flow = 9,
 		.msg_seq = 0xdeadbeef, .msg_len = msg_len, .offset = offset,
 		.imm = 0x01020304, .ts = 0xfffffff0, .aux = 0,
+		.token = 0x1122334455667788ULL,
 	};
 
 	if ((u64)offset + len == msg_len)
@@ -26,7 +27,7 @@ static bool pkt_eq(const struct sdr_pkt *a, const struct sdr_pkt *b)
 	       a->dst_flow == b->dst_flow && a->src_flow == b->src_flow &&
 	       a->msg_seq == b->msg_seq && a->msg_len == b->msg_len &&
 	       a->offset == b->offset && a->imm == b->imm &&
-	       a->ts == b->ts && a->aux == b->aux;
+	       a->ts == b->ts && a->aux == b->aux && a->token == b->token;
 }
 
 /* encode @p (with @plen payload bytes of room) and decode it back */
@@ -47,14 +48,15 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 1, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 2, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
 		0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0,
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
 	};
 
-	CHECK_EQ(sizeof(struct sdr_wire_hdr), 40);
+	CHECK_EQ(sizeof(struct sdr_wire_hdr), 48);
 	sdr_wire_encode(&p, buf);
 	CHECK(!memcmp(buf, want, sizeof(want)));
 }
@@ -204,7 +206,8 @@ static void test_wire_reject(void)
 		CHECK_EQ(mutate(&p, i, -1, 0), -SDR_DROP_SHORT);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 0, 0x5e), -SDR_DROP_MAGIC);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 0), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 2), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 1), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 3), -SDR_DROP_VERSION);
 	/* LEN: payload longer than the buffer */
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 99, -1, 0), -SDR_DROP_LEN);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, -1, 0), 0);
@@ -239,9 +242,14 @@ static void test_wire_reject(void)
 	REJECT(p.type = SDR_PKT_CLOSE; p.flags = 0; p.msg_len = 0; p.offset = 0;
 	       p.imm = 0; p.payload_len = 0; p.aux = 1, SDR_DROP_RESERVED);
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
-	       p.imm = 0; p.aux = 2, SDR_DROP_FLAGS);
+	       p.imm = 0; p.aux = 4, SDR_DROP_FLAGS);
+	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
+	       p.imm = 0; p.aux = SDR_ACK_F_COMPLETE | SDR_ACK_F_ABORT,
+	       SDR_DROP_FLAGS);
 	REJECT(p.type = SDR_PKT_NACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
 	       p.imm = 0; p.aux = SDR_ACK_F_COMPLETE, SDR_DROP_FLAGS);
+	REJECT(p.type = SDR_PKT_NACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
+	       p.imm = 0; p.aux = SDR_ACK_F_ABORT, SDR_DROP_FLAGS);
 	/* ACK body of 100 zero bytes: wrong length for nbits 0 */
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
 	       p.imm = 0, SDR_DROP_ACK);
@@ -328,7 +336,7 @@ static void test_wire_random(void)
 		/* keep the first bytes mostly sane so deeper checks run */
 		buf[0] = 0x5d;
 		buf[1] = 0x52;
-		buf[2] = 1;
+		buf[2] = SDR_WIRE_VERSION;
 		buf[3] = (u8)(1 + buf[3] % 5);
 		buf[4] %= 4;
 		buf[5] &= 0x0f;
@@ -340,6 +348,8 @@ static void test_wire_random(void)
 		}
 	}
 	tap_diag("random: %d of 200000 accepted", accepted);
+	/* none accepted: the re-encode check above never ran */
+	CHECK(accepted > 0);
 }
 
 void test_wire(void)

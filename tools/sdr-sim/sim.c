@@ -267,7 +267,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 	struct sdr_sr_rx rx;
 	int ret;
 
-	if (sdr_sr_tx_init(fs, &tx, len, txmem, now))
+	if (sdr_sr_tx_init(fs, &tx, seq, len, txmem, now))
 		return -22;
 	if (p->policy == SIM_EC && sdr_sr_tx_set_ec(fs, &tx, p->ec_k, p->ec_m))
 		return -22;
