@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Host unit tests of the sdr protocol engine: TAP on stdout. */
+/*
+ * Host unit tests of the sdr protocol engine: TAP on stdout.
+ *
+ *   sdr-host-tests [NAME...]    only the tests whose names match a NAME
+ *                               (fnmatch globs); a NAME that matches no
+ *                               test is a failure
+ */
 #include "tap.h"
 #include "tests.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	tap_select(argc, argv);
 	test_wire();
 	test_bitmap();
 	test_rtt();
