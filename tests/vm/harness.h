@@ -14,13 +14,22 @@
  *
  * Every test runs in a forked child (a crash or hang fails that test only;
  * the child is killed at its timeout).  Output is TAP: "1..N", then
- * "ok N - name", "not ok N - name" or "ok N - name # SKIP reason".  Exit
- * status: 0 all passed, 1 a test failed, 4 every test was skipped.
+ * "ok N - name", "not ok N - name" or "ok N - name # SKIP reason".  A test
+ * that passes without having evaluated a single ASSERT_* or EXPECT_* is
+ * "not ok" (it could not have failed); a SKIP after a failed EXPECT is a
+ * failure.
+ *
+ *   t_prog [NAME...]   only the tests matching a NAME (fnmatch globs, e.g.
+ *                      'env.*'); a NAME that matches no test is a failing
+ *                      point, and so is a program with nothing to run
+ *
+ * Exit status: 0 all passed, 1 a test failed, 4 every test was skipped.
  */
 #ifndef SDR_HARNESS_H
 #define SDR_HARNESS_H
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +44,7 @@
 #define TH_EXIT_PASS	0
 #define TH_EXIT_FAIL	1
 #define TH_EXIT_SKIP	4
+#define TH_EXIT_NOCHECK	5	/* passed without evaluating any check */
 #define TH_MAX_TESTS	256
 
 struct th_test {
@@ -47,6 +57,7 @@ static struct th_test *th_tests[TH_MAX_TESTS];
 static int th_ntests;
 /* In the child: failure flag and where a failed ASSERT jumps to. */
 static int th_failed;
+static unsigned long th_checks;	/* checks evaluated by this test */
 static sigjmp_buf th_jmp;
 static int th_in_body;
 /* Skip reason, shared with the parent (MAP_SHARED page). */
@@ -74,11 +85,12 @@ static inline void th_abort(void)
 #define SKIP(fmt, ...) do { \
 	snprintf(th_skip_msg, 256, fmt, ##__VA_ARGS__); \
 	fflush(stdout); \
-	_exit(TH_EXIT_SKIP); \
+	_exit(th_failed ? TH_EXIT_FAIL : TH_EXIT_SKIP); \
 } while (0)
 
 #define TH_CMP(is_assert, a, op, b) do { \
 	long long _a = (long long)(a), _b = (long long)(b); \
+	th_checks++; \
 	if (!(_a op _b)) { \
 		TH_LOG("%s:%d: expected %s %s %s (%lld %s %lld)", __FILE__, \
 		       __LINE__, #a, #op, #b, _a, #op, _b); \
@@ -111,6 +123,7 @@ static inline void th_abort(void)
 	errno = 0; \
 	long _r = (long)(expr); \
 	int _got = _r < 0 ? errno : 0; \
+	th_checks++; \
 	if (_got != _e) { \
 		TH_LOG("%s:%d: %s: expected %s (%d), got %s (%d)", __FILE__, \
 		       __LINE__, #expr, _e ? strerror(_e) : "success", _e, \
@@ -183,9 +196,11 @@ static inline int th_run_one(struct th_test *t)
 		setpgid(0, 0);	/* the test's own children die with it */
 		alarm(t->timeout_s);
 		th_failed = 0;
+		th_checks = 0;
 		t->run();
 		fflush(stdout);
-		_exit(th_failed ? TH_EXIT_FAIL : TH_EXIT_PASS);
+		_exit(th_failed ? TH_EXIT_FAIL :
+		      th_checks ? TH_EXIT_PASS : TH_EXIT_NOCHECK);
 	}
 	do {
 		w = waitpid(pid, &status, 0);
@@ -198,7 +213,7 @@ static inline int th_run_one(struct th_test *t)
 	return TH_EXIT_FAIL;
 }
 
-/* Only the tests named on the command line, if any. */
+/* Only the tests matching a name (glob) on the command line, if any. */
 static inline int th_selected(struct th_test *t, int argc, char **argv)
 {
 	int i;
@@ -206,14 +221,25 @@ static inline int th_selected(struct th_test *t, int argc, char **argv)
 	if (argc < 2)
 		return 1;
 	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], t->name))
+		if (!fnmatch(argv[i], t->name, 0))
+			return 1;
+	return 0;
+}
+
+/* Does command line argument i select any test? */
+static inline int th_arg_matches(const char *arg)
+{
+	int i;
+
+	for (i = 0; i < th_ntests; i++)
+		if (!fnmatch(arg, th_tests[i]->name, 0))
 			return 1;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	int i, n = 0, pass = 0, fail = 0, skip = 0;
+	int i, n = 0, pass = 0, fail = 0, skip = 0, unmatched = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	th_skip_msg = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -222,8 +248,17 @@ int main(int argc, char **argv)
 		return TH_EXIT_FAIL;
 	for (i = 0; i < th_ntests; i++)
 		n += th_selected(th_tests[i], argc, argv);
-	printf("1..%d\n", n);
-	n = 0;
+	for (i = 1; i < argc; i++)
+		unmatched += !th_arg_matches(argv[i]);
+	/* An empty selection fails loudly: one point per name, or one. */
+	printf("1..%d\n", n + unmatched + (n + unmatched == 0));
+	for (i = 1; i < argc; i++)
+		if (!th_arg_matches(argv[i]))
+			printf("not ok %d - '%s' matches no test\n", ++fail,
+			       argv[i]);
+	if (!n && !unmatched)
+		printf("not ok %d - no test to run\n", ++fail);
+	n = fail;
 	for (i = 0; i < th_ntests; i++) {
 		struct th_test *t = th_tests[i];
 		int rc;
@@ -239,6 +274,8 @@ int main(int argc, char **argv)
 			printf("ok %d - %s # SKIP %s\n", n, t->name, th_skip_msg);
 			skip++;
 		} else {
+			if (rc == TH_EXIT_NOCHECK)
+				TH_LOG("%s evaluated no ASSERT or EXPECT", t->name);
 			printf("not ok %d - %s\n", n, t->name);
 			fail++;
 		}
