@@ -42,6 +42,8 @@
 #define SDR_MAX_MSG_SIZE	(1U << 30)
 #define SDR_MAX_CHUNK_PKTS	1024
 #define SDR_MAX_FLOW_ID		0xffffff
+/* receives whose outcome a flow remembers, for late packets (> max_msgs) */
+#define SDR_RX_HIST		2048
 #define SDR_TX_SGE		3	/* header + a payload spanning 2 pages */
 
 /* Module parameters (sdr_main.c). */
@@ -206,8 +208,15 @@ struct sdr_ring_hdr {			/* page 0 of the ring mapping */
 };
 #define SDR_RING_CQES_OFF	256
 
-/* A message being sent. */
+/*
+ * A message being sent.  References: flow->tx_msgs holds one while it is
+ * listed, a streamed part's copy one while it runs unlocked; the memory
+ * goes with the last.  Its packets still posted (pkts_posted - pkts_done)
+ * keep it listed, or, once it was flushed off the list, keep its
+ * completion back until the device is done reading it.
+ */
 struct sdr_txmsg {
+	struct kref		ref;
 	struct list_head	node;		/* flow->tx_msgs */
 	u8			policy;		/* the flow's when posted */
 	u32			seq;
@@ -221,7 +230,10 @@ struct sdr_txmsg {
 	bool			streaming;	/* more parts to come */
 	bool			uptr;		/* data is a staging copy */
 	bool			failed;		/* a packet failed to go out */
-	bool			flushed;	/* completed by shutdown */
+	bool			flushed;	/* off the list by shutdown */
+	bool			listed;		/* on flow->tx_msgs */
+	bool			copying;	/* a streamed part is being copied in */
+	u8			flush_status;	/* its completion, once flushed */
 	u64			base;		/* send-region offset */
 	const u8		*data;		/* first byte of the message */
 	void			*staging;	/* kvmalloc'ed copy, or NULL */
@@ -307,11 +319,14 @@ struct sdr_flow {
 	bool			tx_queued;
 	u32			tx_next_seq;
 	u32			tx_inflight_msgs;
-	u32			tx_pkts_inflight;	/* posted WRs of this flow */
+	atomic_t		tx_posted;	/* WRs of this flow the QP holds */
 
 	/* receive side: slot i holds seq with seq % max_msgs == i */
 	struct sdr_rxslot	*slots;
+	u32			rx_seq0;	/* the peer's first seq */
 	u32			rx_next_post;	/* seq the next post takes */
+	/* bit seq % SDR_RX_HIST: receive seq was delivered (last HIST posts) */
+	DECLARE_BITMAP(rx_delivered, SDR_RX_HIST);
 	u32			rx_posted;	/* slots not FREE */
 	u32			rx_last_seq;	/* seq of the newest DATA seen */
 	u64			rx_reap_at;	/* smallest done_at_pkt, or 0 */

@@ -80,6 +80,10 @@ void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe)
 	wake_up_interruptible(&ctx->wq);
 }
 
+/*
+ * SDR_IOC_BIND.  Called without locks: it takes the device's rwsem before
+ * ctx->lock, the documented order.
+ */
 static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_bind *arg = p;
@@ -91,7 +95,7 @@ static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 
 	if (arg->__reserved)
 		return -EINVAL;
-	if (ctx->sdev)
+	if (smp_load_acquire(&ctx->sdev))
 		return -EBUSY;
 	entries = arg->cq_entries ?: SDR_CQ_DEFAULT;
 	if (entries < SDR_CQ_MIN || entries > SDR_CQ_MAX ||
@@ -110,25 +114,26 @@ static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 	if (arg->port && arg->port != sdev->port)
 		goto err_put;
 
+	down_read(&sdev->rwsem);
+	mutex_lock(&ctx->lock);
+	ret = -EBUSY;
+	if (ctx->sdev)		/* another thread bound it meanwhile */
+		goto err_unlock;
 	ctx->ring_size = PAGE_ALIGN(SDR_RING_CQES_OFF +
 				    entries * sizeof(struct sdr_cqe));
 	ctx->ring = vmalloc_user(ctx->ring_size);
 	ret = -ENOMEM;
 	if (!ctx->ring)
-		goto err_put;
+		goto err_unlock;
 	ctx->cq_entries = entries;
 	hdr = ctx->ring;
 	hdr->mask = entries - 1;
 
-	down_read(&sdev->rwsem);
 	ret = sdev->dying ? -ENODEV : sdr_dev_query_gid(sdev, &gid, NULL);
-	if (!ret) {
-		arg->mtu = sdev->mtu;
-		memcpy(arg->gid, gid.raw, sizeof(arg->gid));
-	}
-	up_read(&sdev->rwsem);
 	if (ret)
 		goto err_free_ring;
+	arg->mtu = sdev->mtu;
+	memcpy(arg->gid, gid.raw, sizeof(arg->gid));
 
 	memset(arg->ibdev, 0, sizeof(arg->ibdev));
 	strscpy(arg->ibdev, sdev->name, sizeof(arg->ibdev));
@@ -145,11 +150,16 @@ static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 	};
 	/* Published last: it tells every other ioctl the context is bound. */
 	smp_store_release(&ctx->sdev, sdev);
+	mutex_unlock(&ctx->lock);
+	up_read(&sdev->rwsem);
 	return 0;
 
 err_free_ring:
 	vfree(ctx->ring);
 	ctx->ring = NULL;
+err_unlock:
+	mutex_unlock(&ctx->lock);
+	up_read(&sdev->rwsem);
 err_put:
 	sdr_dev_put(sdev);
 	return ret;
@@ -232,31 +242,33 @@ struct sdr_ioctl_op {
 	u32	size;		/* the struct this kernel knows (also V1) */
 	u32	flags;		/* flags it accepts */
 	bool	out;		/* copy the struct back on success */
+	bool	unlocked;	/* fn takes its own locks (user copies, bind) */
 	int	(*fn)(struct sdr_ctx *ctx, void *arg);
 };
 
 static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 	[_IOC_NR(SDR_IOC_BIND)] = {
-		SDR_BIND_SIZE_V1, SDR_BIND_BY_GID, true, sdr_ioc_bind },
+		SDR_BIND_SIZE_V1, SDR_BIND_BY_GID, true, true, sdr_ioc_bind },
 	[_IOC_NR(SDR_IOC_FLOW_CREATE)] = {
-		SDR_FLOW_CREATE_SIZE_V1, 0, true, sdr_ioc_flow_create },
+		SDR_FLOW_CREATE_SIZE_V1, 0, true, false, sdr_ioc_flow_create },
 	[_IOC_NR(SDR_IOC_FLOW_CONNECT)] = {
-		SDR_FLOW_CONNECT_SIZE_V1, 0, false, sdr_ioc_flow_connect },
+		SDR_FLOW_CONNECT_SIZE_V1, 0, false, false, sdr_ioc_flow_connect },
 	[_IOC_NR(SDR_IOC_FLOW_DESTROY)] = {
-		SDR_FLOW_DESTROY_SIZE_V1, 0, false, sdr_ioc_flow_destroy },
+		SDR_FLOW_DESTROY_SIZE_V1, 0, false, false, sdr_ioc_flow_destroy },
 	[_IOC_NR(SDR_IOC_FLOW_INFO)] = {
-		SDR_FLOW_INFO_SIZE_V1, 0, true, sdr_ioc_flow_info },
+		SDR_FLOW_INFO_SIZE_V1, 0, true, false, sdr_ioc_flow_info },
 	[_IOC_NR(SDR_IOC_RECV_POST)] = {
-		SDR_RECV_POST_SIZE_V1, 0, true, sdr_ioc_recv_post },
+		SDR_RECV_POST_SIZE_V1, 0, true, false, sdr_ioc_recv_post },
 	[_IOC_NR(SDR_IOC_RECV_COMPLETE)] = {
-		SDR_RECV_COMPLETE_SIZE_V1, 0, false, sdr_ioc_recv_complete },
+		SDR_RECV_COMPLETE_SIZE_V1, 0, false, false,
+		sdr_ioc_recv_complete },
 	[_IOC_NR(SDR_IOC_SEND_POST)] = {
 		SDR_SEND_POST_SIZE_V1,
 		SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
 		SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
-		true, sdr_ioc_send_post },
+		true, true, sdr_ioc_send_post },
 	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] = {
-		SDR_FLOW_MODIFY_SIZE_V1, SDR_FLOW_MODIFY_POLICY, false,
+		SDR_FLOW_MODIFY_SIZE_V1, SDR_FLOW_MODIFY_POLICY, false, false,
 		sdr_ioc_flow_modify },
 };
 
@@ -303,6 +315,10 @@ static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	sdev = smp_load_acquire(&ctx->sdev);
 	if (!sdev && cmd != SDR_IOC_BIND)
 		return -EBADFD;
+	if (op->unlocked) {
+		ret = op->fn(ctx, &buf);
+		goto out_copy;
+	}
 	if (sdev) {
 		down_read(&sdev->rwsem);
 		if (sdev->dying) {
@@ -316,6 +332,7 @@ static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (sdev)
 		up_read(&sdev->rwsem);
 
+out_copy:
 	if (!ret && op->out && copy_to_user(uarg, &buf, op->size))
 		ret = -EFAULT;
 	return ret;

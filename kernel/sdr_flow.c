@@ -58,14 +58,16 @@ void sdr_flow_get(struct sdr_flow *flow)
 	kref_get(&flow->ref);
 }
 
+/*
+ * The flow's address handle is gone by now: sdr_flow_detach() or the
+ * device's removal destroyed it while the device lived.
+ */
 static void sdr_flow_free_work(struct work_struct *work)
 {
 	struct sdr_flow *flow = container_of(work, struct sdr_flow, free_work);
-	struct ib_ah *ah = xchg(&flow->ah, NULL);
 	u32 i;
 
-	if (ah)
-		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	WARN_ON_ONCE(flow->ah);
 	vfree(flow->recv_region);
 	vfree(flow->send_region);
 	vfree(flow->state_area);
@@ -390,7 +392,8 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->peer_token = (u64)le32_to_cpu(p->token_hi) << 32 |
 			   le32_to_cpu(p->token_lo);
 	/* receives are posted from the peer's first sequence number on */
-	flow->rx_next_post = le32_to_cpu(p->seq0);
+	flow->rx_seq0 = le32_to_cpu(p->seq0);
+	flow->rx_next_post = flow->rx_seq0;
 	flow->rx_last_seq = flow->rx_next_post;
 	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
 	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
@@ -398,6 +401,12 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->sr_heard_ns = ktime_get_ns();
 	spin_unlock_bh(&flow->lock);
 	return 0;
+}
+
+/* A post to a flow that teardown stopped under the caller. */
+static int sdr_flow_gone(struct sdr_flow *flow)
+{
+	return READ_ONCE(flow->sdev->dying) ? -ENODEV : -ENOENT;
 }
 
 static int sdr_flow_usable(struct sdr_flow *flow)
@@ -451,21 +460,39 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	smp_store_release(&st->state, SDR_RECV_DONE);
 	if (flow->rx_posted)
 		flow->rx_posted--;
-	if (status == SDR_STATUS_OK)
+	if (status == SDR_STATUS_OK) {
+		__set_bit(slot->seq % SDR_RX_HIST, flow->rx_delivered);
 		flow->stats.msgs_received++;
-	else if (status == SDR_STATUS_FAILED)
+	} else if (status == SDR_STATUS_FAILED)
 		flow->stats.msgs_failed++;
 	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
 		     slot->msg_len, READ_ONCE(st->imm), slot->user_data);
 }
 
 /* May run under flow->lock: kvfree defers vfree out of atomic context. */
-static void sdr_txmsg_free(struct sdr_txmsg *msg)
+static void sdr_txmsg_release(struct kref *ref)
 {
+	struct sdr_txmsg *msg = container_of(ref, struct sdr_txmsg, ref);
+
 	kvfree(msg->par_buf);
 	kvfree(msg->sr_mem);
 	kvfree(msg->staging);
 	kfree(msg);
+}
+
+static void sdr_txmsg_put(struct sdr_txmsg *msg)
+{
+	kref_put(&msg->ref, sdr_txmsg_release);
+}
+
+/* Take @msg off the flow's list (flow->lock held): drops the list's ref. */
+static void sdr_txmsg_unlist(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	lockdep_assert_held(&flow->lock);
+	list_del(&msg->node);
+	msg->listed = false;
+	flow->tx_inflight_msgs--;
+	sdr_txmsg_put(msg);
 }
 
 /* ------------------------------------------------------------------ */
@@ -505,6 +532,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 		.user_data	= arg->user_data,
 	};
 	sdr_srk_rx_init(flow, idx);
+	__clear_bit(seq % SDR_RX_HIST, flow->rx_delivered);
 	flow->rx_next_post++;
 	flow->rx_posted++;
 	arg->slot = idx;
@@ -519,6 +547,7 @@ out_unlock:
 int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 {
 	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	struct sdr_ctrlq q = { .n = 0 };
 	struct sdr_rxslot *slot;
 	int ret = 0;
 
@@ -533,10 +562,18 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 		goto out_unlock;
 	}
 	if (slot->state != SDR_RECV_DONE) {
-		/* Abandoned before its completion: give back its ring room. */
+		/*
+		 * Abandoned before its completion: give back its ring room,
+		 * and tell a sender already sending it that it failed (its
+		 * later packets get the same answer: rx_delivered is clear).
+		 */
 		sdr_ctx_cq_unreserve(ctx);
 		flow->rx_posted--;
 		sdr_eck_rx_release(flow, arg->slot);
+		if (slot->state == SDR_RECV_ACTIVE &&
+		    sdr_policy_arq(slot->policy) && !flow->dead &&
+		    flow->state == SDR_FLOW_CONNECTED)
+			sdr_srk_rx_final(flow, slot->seq, SDR_ACK_F_ABORT, 0, &q);
 	}
 	slot->state = SDR_RECV_FREE;
 	/* ordered after every earlier write to the slot's state area */
@@ -544,6 +581,7 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 			  SDR_RECV_FREE);
 out_unlock:
 	spin_unlock_bh(&flow->lock);
+	sdr_ctrlq_send(flow, &q);
 	return ret;
 }
 
@@ -649,8 +687,7 @@ out_unlock:
 }
 
 /* First packet of a message: the slot learns its size and immediate. */
-static void sdr_slot_start(struct sdr_flow *flow, u32 idx,
-			   const struct sdr_pkt *pkt)
+void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 {
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 	struct sdr_rxslot *slot = &flow->slots[idx];
@@ -705,6 +742,35 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	flow->stats.rx_bytes += len;
 }
 
+/*
+ * A DATA packet for no waiting receive.  One ahead of the posted receives
+ * (by less than max_msgs: a true sender has no more in flight) gets an
+ * RNR under SR and EC.  One of a receive that ended and was recycled gets
+ * its final answer again, if it is recent enough to be remembered:
+ * COMPLETE if it was delivered, ABORT if the application discarded it.
+ * Anything else is dropped unanswered.
+ */
+static int sdr_flow_rx_unmatched(struct sdr_flow *flow,
+				 const struct sdr_pkt *pkt, struct sdr_ctrlq *q)
+{
+	s32 ahead = (s32)(pkt->msg_seq - flow->rx_next_post);
+	bool arq = sdr_policy_arq(pkt->policy);
+	u32 flags;
+
+	if (ahead >= 0) {
+		if (arq && ahead < (s32)flow->max_msgs)
+			sdr_srk_rx_rnr(flow, pkt, q);
+		return SDR_DROP_NO_RECV;
+	}
+	if (arq && -(s64)ahead <= SDR_RX_HIST &&
+	    pkt->msg_seq - flow->rx_seq0 < flow->rx_next_post - flow->rx_seq0) {
+		flags = test_bit(pkt->msg_seq % SDR_RX_HIST, flow->rx_delivered) ?
+			SDR_ACK_F_COMPLETE : SDR_ACK_F_ABORT;
+		sdr_srk_rx_final(flow, pkt->msg_seq, flags, pkt->ts, q);
+	}
+	return SDR_DROP_STALE;
+}
+
 /* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */
 static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			    const u8 *payload, struct sdr_ctrlq *q)
@@ -725,24 +791,22 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 
 	idx = pkt->msg_seq % flow->max_msgs;
 	slot = &flow->slots[idx];
-	if (slot->state == SDR_RECV_FREE || slot->seq != pkt->msg_seq) {
-		reason = (s32)(pkt->msg_seq - flow->rx_next_post) >= 0 ?
-			 SDR_DROP_NO_RECV : SDR_DROP_STALE;
-		if (sdr_policy_arq(pkt->policy))
-			sdr_srk_rx_unmatched(flow, pkt, reason, q);
-		return reason;
+	if (slot->state == SDR_RECV_FREE || slot->seq != pkt->msg_seq)
+		return sdr_flow_rx_unmatched(flow, pkt, q);
+	if (slot->state != SDR_RECV_POSTED) {
+		if (pkt->policy != slot->policy)
+			return SDR_DROP_POLICY;
+		if (pkt->msg_len != slot->msg_len)
+			return SDR_DROP_MSGLEN;
 	}
-	if (slot->state == SDR_RECV_POSTED)
-		sdr_slot_start(flow, idx, pkt);
-	else if (pkt->policy != slot->policy)
-		return SDR_DROP_POLICY;
-	else if (pkt->msg_len != slot->msg_len)
-		return SDR_DROP_MSGLEN;
 
-	if (sdr_policy_arq(slot->policy))
+	/* the engine starts the slot once it accepted the packet */
+	if (sdr_policy_arq(pkt->policy))
 		return sdr_srk_rx_data(flow, idx, pkt, payload, q);
 
-	/* NONE */
+	/* NONE: the geometry above was all there is to check */
+	if (slot->state == SDR_RECV_POSTED)
+		sdr_slot_start(flow, idx, pkt);
 	if (slot->state != SDR_RECV_ACTIVE)
 		return SDR_DROP_STALE;
 	if (test_bit(pkt->offset / flow->payload, sdr_slot_pkt_bits(flow, idx)))
@@ -927,16 +991,26 @@ void sdr_flow_finish_tx(struct sdr_flow *flow)
 				continue;
 			status = msg->failed ? SDR_STATUS_FAILED : SDR_STATUS_OK;
 		}
-		list_del(&msg->node);
-		flow->tx_inflight_msgs--;
 		if (status == SDR_STATUS_OK)
 			flow->stats.msgs_sent++;
 		else
 			flow->stats.msgs_failed++;
 		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
 			     msg->msg_len, msg->imm, msg->user_data);
-		sdr_txmsg_free(msg);
+		sdr_txmsg_unlist(flow, msg);
 	}
+}
+
+/*
+ * A flushed message's completion, once the device holds none of its
+ * packets: only then may the process reuse what it sent from.
+ */
+static void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	lockdep_assert_held(&flow->lock);
+	sdr_flow_cqe(flow, SDR_CQE_SEND, msg->flush_status, msg->seq, 0,
+		     msg->msg_len, msg->imm, msg->user_data);
+	sdr_txmsg_put(msg);
 }
 
 /* Completion of one DATA packet of @msg (no locks held). */
@@ -948,7 +1022,7 @@ void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok)
 		msg->failed = true;
 	if (msg->flushed) {
 		if (msg->pkts_done == msg->pkts_posted)
-			sdr_txmsg_free(msg);
+			sdr_flow_flushed_done(flow, msg);
 	} else {
 		sdr_flow_finish_tx(flow);
 	}
@@ -971,6 +1045,11 @@ static bool sdr_part_ok(struct sdr_flow *flow, u64 ready, u64 msg_len)
 	return ready <= msg_len && (ready == msg_len || !(ready % flow->payload));
 }
 
+/*
+ * A new message (one-shot, or the first part of a stream).  Runs with no
+ * lock held, so the copy from a user pointer faults pages freely; the
+ * caller's reference keeps @flow alive.
+ */
 static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			struct sdr_send_post *arg, bool stream)
 {
@@ -992,6 +1071,7 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
+	kref_init(&msg->ref);
 	msg->msg_len = msg_len;
 	msg->ready = arg->len;
 	msg->npkts = sdr_msg_npkts(msg_len, flow->payload);
@@ -999,22 +1079,16 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	msg->user_data = arg->user_data;
 	msg->streaming = stream;
 	msg->uptr = uptr;
-	msg->policy = READ_ONCE(flow->policy);
-	if (sdr_policy_arq(msg->policy)) {
-		ret = sdr_srk_tx_init(flow, msg);
-		if (ret)
-			goto err_free;
-	}
 	if (uptr) {
 		msg->staging = kvmalloc(msg_len, GFP_KERNEL);
 		if (!msg->staging) {
 			ret = -ENOMEM;
-			goto err_free;
+			goto err_put;
 		}
 		if (copy_from_user(msg->staging, u64_to_user_ptr(arg->addr),
 				   arg->len)) {
 			ret = -EFAULT;
-			goto err_free;
+			goto err_put;
 		}
 		msg->data = msg->staging;
 	} else {
@@ -1022,43 +1096,64 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		msg->data = flow->send_region + arg->addr;
 	}
 
+	msg->policy = READ_ONCE(flow->policy);
+	if (sdr_policy_arq(msg->policy)) {
+		ret = sdr_srk_tx_init(flow, msg);
+		if (ret)
+			goto err_put;
+	}
+
 	spin_lock_bh(&flow->lock);
-	ret = sdr_flow_usable(flow);
+	ret = flow->dead ? sdr_flow_gone(flow) : sdr_flow_usable(flow);
 	if (!ret && flow->tx_inflight_msgs >= flow->max_msgs)
 		ret = -EAGAIN;
 	if (!ret && !sdr_ctx_cq_reserve(ctx))
 		ret = -EAGAIN;
 	if (ret) {
 		spin_unlock_bh(&flow->lock);
-		goto err_free;
+		goto err_put;
 	}
+	/* numbered only now, so numbers follow the order on the list */
 	msg->seq = flow->tx_next_seq++;
+	msg->sr.seq = msg->seq;
 	flow->tx_inflight_msgs++;
+	msg->listed = true;
 	list_add_tail(&msg->node, &flow->tx_msgs);
 	arg->seq = msg->seq;
 	spin_unlock_bh(&flow->lock);
 	return 0;
 
-err_free:
-	sdr_txmsg_free(msg);
+err_put:
+	sdr_txmsg_put(msg);
 	return ret;
 }
 
+/*
+ * The next part of a streamed message.  A part from a user pointer is
+ * copied with no lock held, into the message's staging copy past ready
+ * (nothing reads there before ready moves): the message is marked
+ * copying, so no other part can run meanwhile, and a reference keeps its
+ * memory if the flow drops it meanwhile.
+ */
 static int sdr_send_part(struct sdr_flow *flow, struct sdr_send_post *arg,
 			 bool end)
 {
 	bool uptr = arg->flags & SDR_SEND_USER_PTR;
 	struct sdr_txmsg *msg;
 	u64 ready;
+	u32 at;
 	int ret;
 
 	spin_lock_bh(&flow->lock);
-	ret = sdr_flow_usable(flow);
+	ret = flow->dead ? sdr_flow_gone(flow) : sdr_flow_usable(flow);
 	if (ret)
 		goto out_unlock;
 	msg = sdr_flow_find_stream(flow, arg->seq);
 	ret = -ESTALE;
 	if (!msg)
+		goto out_unlock;
+	ret = -EBUSY;
+	if (msg->copying)
 		goto out_unlock;
 	ret = -EINVAL;
 	ready = msg->ready + arg->len;
@@ -1067,23 +1162,24 @@ static int sdr_send_part(struct sdr_flow *flow, struct sdr_send_post *arg,
 	    (end && ready != msg->msg_len) ||
 	    (!uptr && arg->addr != msg->base + msg->ready))
 		goto out_unlock;
-	/*
-	 * Only this ioctl (serialized by ctx->lock) writes a streamed
-	 * message's staging past ready, and nothing reads there before ready
-	 * moves, so the copy may run unlocked.
-	 */
-	if (uptr) {
-		u32 at = msg->ready;
-
+	if (uptr && arg->len) {
+		at = msg->ready;
+		msg->copying = true;
+		kref_get(&msg->ref);
 		spin_unlock_bh(&flow->lock);
-		if (copy_from_user(msg->staging + at,
-				   u64_to_user_ptr(arg->addr), arg->len))
-			return -EFAULT;
+		ret = copy_from_user(msg->staging + at,
+				     u64_to_user_ptr(arg->addr), arg->len) ?
+		      -EFAULT : 0;
 		spin_lock_bh(&flow->lock);
-		if (flow->dead) {
-			ret = -EPIPE;
+		msg->copying = false;
+		/* the flow failed or was destroyed meanwhile */
+		if (!ret && !msg->listed)
+			ret = flow->dead ? sdr_flow_gone(flow) : -EPIPE;
+		if (ret) {
+			sdr_txmsg_put(msg);
 			goto out_unlock;
 		}
+		sdr_txmsg_put(msg);	/* the list still holds one */
 	}
 	msg->ready = ready;
 	if (sdr_policy_arq(msg->policy))
@@ -1096,19 +1192,27 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * SDR_IOC_SEND_POST.  Called without ctx->lock and the device rwsem (it
+ * may copy from user memory): it holds its own flow reference.
+ */
 int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 {
 	u32 stream = arg->flags & (SDR_SEND_STREAM_START | SDR_SEND_STREAM_CONT |
 				   SDR_SEND_STREAM_END);
-	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	struct sdr_flow *flow;
 	int ret;
 
+	rcu_read_lock();
+	flow = sdr_flow_lookup_rcu(&ctx->flows, arg->flow_id);
+	rcu_read_unlock();
 	if (!flow)
 		return -ENOENT;
+	ret = -EINVAL;
 	if (stream & (stream - 1))
-		return -EINVAL;
+		goto out_put;
 	if (arg->len > flow->max_msg_size)
-		return -EINVAL;
+		goto out_put;
 	if (!stream)
 		ret = sdr_send_new(ctx, flow, arg, false);
 	else if (stream == SDR_SEND_STREAM_START)
@@ -1117,6 +1221,8 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 		ret = sdr_send_part(flow, arg, stream == SDR_SEND_STREAM_END);
 	if (!ret)
 		sdr_flow_queue_tx(flow);
+out_put:
+	sdr_flow_put(flow);
 	return ret;
 }
 
@@ -1125,22 +1231,25 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 
 /*
  * Complete every pending send with @status (flow->lock held).  Messages
- * with packets still posted are freed by their last send completion.
+ * with packets still posted complete at their last send completion: until
+ * then the device may still read their data.
  */
 static void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status)
 {
 	struct sdr_txmsg *msg, *tmp;
 
+	lockdep_assert_held(&flow->lock);
 	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
-		list_del(&msg->node);
-		flow->tx_inflight_msgs--;
 		if (status == SDR_STATUS_FAILED)
 			flow->stats.msgs_failed++;
-		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
-			     msg->msg_len, msg->imm, msg->user_data);
 		msg->flushed = true;
+		msg->flush_status = status;
+		/* the list's reference now waits for the last send completion */
+		list_del(&msg->node);
+		msg->listed = false;
+		flow->tx_inflight_msgs--;
 		if (msg->pkts_done == msg->pkts_posted)
-			sdr_txmsg_free(msg);
+			sdr_flow_flushed_done(flow, msg);
 	}
 }
 
@@ -1184,6 +1293,38 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 	hrtimer_cancel(&flow->sr_timer);
 }
 
+/*
+ * Once the device holds none of a stopped flow's sends (the last ones
+ * also deliver the flushed sends' completions), destroy its address
+ * handle: while the device lives, before its PD goes.  A send is claimed
+ * and posted under tx_lock, so with tx_lock held and nothing posted no
+ * send can be about to use the handle.
+ */
+static void sdr_flow_release_ah(struct sdr_flow *flow)
+{
+	struct sdr_dev *sdev = flow->sdev;
+	struct ib_ah *ah;
+
+	for (;;) {
+		if (!wait_event_timeout(sdev->tx_wait,
+					!atomic_read(&flow->tx_posted), 10 * HZ))
+			pr_err_ratelimited("%s: flow %u: sends not completing\n",
+					   sdev->name, flow->id);
+		spin_lock_bh(&sdev->tx_lock);
+		spin_lock(&flow->lock);
+		if (!atomic_read(&flow->tx_posted))
+			break;
+		spin_unlock(&flow->lock);
+		spin_unlock_bh(&sdev->tx_lock);
+	}
+	ah = flow->ah;
+	flow->ah = NULL;
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->tx_lock);
+	if (ah)
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
 /* Destroy a flow of @ctx (ctx->lock held, device users lock held). */
 static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			    bool tell_peer)
@@ -1198,6 +1339,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	};
 	bool connected;
 
+	lockdep_assert_held(&ctx->lock);
 	xa_erase(&ctx->flows, flow->id);
 	sdr_sysfs_del_flow(flow);
 	spin_lock_bh(&flow->lock);
@@ -1207,6 +1349,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
 	if (tell_peer && connected)
 		sdr_net_send_ctrl(sdev, flow, &close, NULL, 0);
+	sdr_flow_release_ah(flow);
 	sdr_sysfs_retire_flow(flow);
 	if (xa_erase(&sdev->flows, flow->id))
 		atomic_dec(&sdev->nr_flows);

@@ -23,6 +23,7 @@ struct sdr_ctrlq {
 /* No lock held: sends what @q holds to the flow's peer. */
 void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
 
+void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt);
 void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload);
 void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status);
@@ -49,8 +50,10 @@ void sdr_srk_cfg(struct sdr_flow *flow);
 void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx);
 int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		    const u8 *payload, struct sdr_ctrlq *q);
-void sdr_srk_rx_unmatched(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-			  int reason, struct sdr_ctrlq *q);
+void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+		    struct sdr_ctrlq *q);
+void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
+		      struct sdr_ctrlq *q);
 int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 		    const u8 *payload);
 int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg);

@@ -140,7 +140,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		    const u8 *payload, struct sdr_ctrlq *q)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
-	bool active = slot->state == SDR_RECV_ACTIVE;
+	bool active = slot->state != SDR_RECV_DONE;
 	u64 now = ktime_get_ns();
 	u8 *par = NULL;
 	u32 g = 0;
@@ -159,6 +159,8 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		return -ret;
 	}
 	flow->sr_data_ns = now;
+	if (slot->state == SDR_RECV_POSTED)
+		sdr_slot_start(flow, idx, pkt);
 	if (slot->sr.ec_k)
 		g = pkt->offset / flow->payload / slot->sr.ec_k;
 	if (ret & SDR_SR_RX_PARITY && par)
@@ -180,28 +182,34 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 }
 
 /*
- * An SR DATA packet that matches no waiting receive.  For a message
- * already received and recycled, the sender missed the final ACK: say
- * COMPLETE again.  For one without a posted receive: RNR, so the sender
- * backs off instead of losing it silently.
+ * The final answer (SDR_ACK_F_COMPLETE or SDR_ACK_F_ABORT) for message
+ * @seq, whose receive ended: the sender missed it, or must learn that the
+ * application discarded the message.
  */
-void sdr_srk_rx_unmatched(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-			  int reason, struct sdr_ctrlq *q)
+void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
+		      struct sdr_ctrlq *q)
 {
-	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
+	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, seq);
 	struct sdr_ack ack;
 
 	if (!c)
 		return;
-	if (reason == SDR_DROP_STALE) {
-		sdr_sr_stale_ack(&c->hdr, &ack, pkt->ts);
-		c->len = sdr_ack_encode(&ack, c->body);
-		flow->sr.st.acks_tx++;
-	} else {
-		c->hdr.type = SDR_PKT_RNR;
-		c->hdr.ts = pkt->ts;
-		flow->stats.rnr_tx++;
-	}
+	sdr_sr_stale_ack(&c->hdr, &ack, flags, ts);
+	c->len = sdr_ack_encode(&ack, c->body);
+	flow->sr.st.acks_tx++;
+}
+
+/* An SR DATA packet with no receive posted yet: RNR, so the sender backs off. */
+void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+		    struct sdr_ctrlq *q)
+{
+	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
+
+	if (!c)
+		return;
+	c->hdr.type = SDR_PKT_RNR;
+	c->hdr.ts = pkt->ts;
+	flow->stats.rnr_tx++;
 }
 
 /* The SR message with sequence @seq among the flow's sends, or NULL. */
@@ -221,13 +229,13 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 {
 	struct sdr_txmsg *msg = sdr_srk_find(flow, pkt->msg_seq);
 	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
-	u64 now = ktime_get_ns();
+	u64 now = ktime_get_ns(), bad;
 	struct sdr_ack ack;
 	int ret;
 
 	if (!msg)
 		return SDR_DROP_STALE;	/* finished already: a late copy */
-	flow->sr_heard_ns = now;
+	bad = flow->sr.st.bad_acks;
 	if (pkt->type == SDR_PKT_RNR) {
 		sdr_sr_tx_rnr(&flow->sr, &msg->sr, now);
 	} else {
@@ -236,6 +244,12 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			return -ret;
 		sdr_sr_tx_ack(&flow->sr, &msg->sr, pkt, &ack, now);
 	}
+	if (flow->sr.st.bad_acks != bad) {
+		/* no true receiver said that: it changed nothing */
+		trace_sdr_ack_rejected(flow->id, msg->seq, pkt->type, pkt->aux);
+		return SDR_DROP_ACK_CLAIM;
+	}
+	flow->sr_heard_ns = now;
 	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
 	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
 	return 0;
@@ -253,7 +267,8 @@ int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 			       GFP_KERNEL);
 	if (!msg->sr_mem)
 		return -ENOMEM;
-	ret = sdr_sr_tx_init(&flow->sr, &msg->sr, msg->seq, msg->msg_len, msg->sr_mem,
+	/* numbered (msg->sr.seq) when it is listed */
+	ret = sdr_sr_tx_init(&flow->sr, &msg->sr, 0, msg->msg_len, msg->sr_mem,
 			     ktime_get_ns());
 	if (ret)
 		return ret;

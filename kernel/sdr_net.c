@@ -53,12 +53,17 @@ struct sdr_tx {
 
 static_assert(SDR_WIRE_HDR_LEN + SDR_ACK_MAX_LEN <= SDR_TX_BUF_LEN);
 
+static u64 sdr_rx_grh_dma(const struct sdr_rx *rx)
+{
+	return rx->sdev->grh_dma + rx->idx * SDR_GRH_LEN;
+}
+
 static int sdr_rx_post(struct sdr_rx *rx)
 {
 	struct sdr_dev *sdev = rx->sdev;
 	struct ib_sge sge[2] = {
 		{
-			.addr	= sdev->grh_dma + rx->idx * SDR_GRH_LEN,
+			.addr	= sdr_rx_grh_dma(rx),
 			.length	= SDR_GRH_LEN,
 			.lkey	= sdev->pd->local_dma_lkey,
 		}, {
@@ -123,6 +128,9 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;	/* the QP is going away or broken: do not repost */
 	}
 
+	/* both buffers the device wrote: the GRH slot and the page */
+	ib_dma_sync_single_for_cpu(sdev->ibdev, sdr_rx_grh_dma(rx), SDR_GRH_LEN,
+				   DMA_FROM_DEVICE);
 	ib_dma_sync_single_for_cpu(sdev->ibdev, rx->dma, PAGE_SIZE,
 				   DMA_FROM_DEVICE);
 	buf = page_address(rx->page);
@@ -155,6 +163,8 @@ repost:
 	/* sdr_net_stop() waits (synchronize_rcu) for us to see rx_stopped. */
 	if (READ_ONCE(sdev->rx_stopped))
 		return;
+	ib_dma_sync_single_for_device(sdev->ibdev, sdr_rx_grh_dma(rx),
+				      SDR_GRH_LEN, DMA_FROM_DEVICE);
 	ib_dma_sync_single_for_device(sdev->ibdev, rx->dma, PAGE_SIZE,
 				      DMA_FROM_DEVICE);
 	ret = sdr_rx_post(rx);
@@ -178,13 +188,16 @@ static void sdr_tx_release(struct sdr_tx *tx)
 {
 	struct sdr_dev *sdev = tx->sdev;
 	struct sdr_flow *flow = tx->flow;
+	bool flow_idle;
 
 	tx->flow = NULL;
 	tx->msg = NULL;
 	spin_lock_bh(&sdev->tx_lock);
 	list_add(&tx->node, &sdev->tx_free);
 	spin_unlock_bh(&sdev->tx_lock);
-	if (atomic_dec_and_test(&sdev->tx_inflight))
+	/* either reaching 0 may be what teardown waits for */
+	flow_idle = atomic_dec_and_test(&flow->tx_posted);
+	if (atomic_dec_and_test(&sdev->tx_inflight) || flow_idle)
 		wake_up(&sdev->tx_wait);
 	sdr_flow_put(flow);
 }
@@ -313,10 +326,12 @@ static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
 	struct sdr_tx *tx = list_first_entry(&sdev->tx_free, struct sdr_tx,
 					     node);
 
+	lockdep_assert_held(&sdev->tx_lock);
 	list_del(&tx->node);
 	sdr_flow_get(flow);
 	tx->flow = flow;
 	tx->msg = msg;
+	atomic_inc(&flow->tx_posted);
 	atomic_inc(&sdev->tx_inflight);
 	return tx;
 }

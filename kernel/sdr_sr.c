@@ -652,6 +652,11 @@ int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
 	if (m->status)
 		return m->status;
 	f->st.rnr_rx++;
+	/* a receiver that got nothing of the message has nothing to refuse */
+	if (!m->next_new) {
+		f->st.bad_acks++;
+		return m->status;
+	}
 	/* one pause per burst: the RNRs of packets already sent add nothing */
 	if (now_ns < m->rnr_until_ns)
 		return m->status;
@@ -1280,15 +1285,18 @@ int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
 }
 
 /*
- * ACK for a message whose receive already completed and was recycled:
- * the sender missed the COMPLETE ACK and is still resending.
+ * The final answer for a message whose receive already ended and was
+ * recycled, while the sender is still resending: SDR_ACK_F_COMPLETE if it
+ * was delivered (the sender missed that ACK), SDR_ACK_F_ABORT if the
+ * application discarded it.
  */
-void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts)
+void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 flags,
+		      u32 ts)
 {
 	ack->cum = 0;
 	ack->base = 0;
 	ack->nbits = 0;
-	sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack, ts);
+	sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, flags, ack, ts);
 }
 
 /*

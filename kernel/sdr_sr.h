@@ -251,6 +251,7 @@ int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
 		      u64 now_ns, u32 *recovered);
 void sdr_sr_rx_undecodable(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
 			   u64 now_ns);
-void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 ts);
+void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 flags,
+		      u32 ts);
 
 #endif /* SDR_SR_H */

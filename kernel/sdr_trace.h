@@ -107,6 +107,32 @@ TRACE_EVENT(sdr_pkt_recovered,
 		  __entry->seq, __entry->group, __entry->count)
 );
 
+/*
+ * An ACK, NACK or RNR for message @seq that no true receiver could have
+ * sent (it claims packets never sent, COMPLETE before all were sent, ...):
+ * ignored.
+ */
+TRACE_EVENT(sdr_ack_rejected,
+	TP_PROTO(u32 flow, u32 seq, u8 type, u32 flags),
+	TP_ARGS(flow, seq, type, flags),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, seq)
+		__field(u8, type)
+		__field(u32, flags)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->seq = seq;
+		__entry->type = type;
+		__entry->flags = flags;
+	),
+	TP_printk("flow=%u seq=%u %s flags=%#x", __entry->flow, __entry->seq,
+		  __print_symbolic(__entry->type, { 2, "ack" }, { 3, "nack" },
+				   { 4, "rnr" }),
+		  __entry->flags)
+);
+
 /* A flow changed state (idle, connected, closed, failed). */
 TRACE_EVENT(sdr_flow_state,
 	TP_PROTO(u32 flow, u32 old_state, u32 new_state),

@@ -48,6 +48,7 @@ static const char * const sdr_drop_names[SDR_DROP_NR] = {
 	[SDR_DROP_EC]		= "bad_ec",
 	[SDR_DROP_NOMEM]	= "no_memory",
 	[SDR_DROP_TOKEN]	= "bad_token",
+	[SDR_DROP_ACK_CLAIM]	= "bad_claim",
 };
 
 /* Accepts a reason or its negation (as returned by the decoders). */

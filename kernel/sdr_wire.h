@@ -124,6 +124,7 @@ enum sdr_drop_reason {
 	SDR_DROP_EC,		/* EC fields bad or differ from earlier */
 	SDR_DROP_NOMEM,		/* no memory to keep a parity packet */
 	SDR_DROP_TOKEN,		/* token is not the flow's: blind forgery */
+	SDR_DROP_ACK_CLAIM,	/* ACK/NACK/RNR no true receiver could send */
 	SDR_DROP_NR
 };
 
