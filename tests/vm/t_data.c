@@ -14,7 +14,8 @@
 
 #define MAX_MSG		(8U << 20)
 #define SEED		0x5d2a11ceULL
-#define STALL_US	(30 * 1000000LL)
+/* No completion at all for this long is a hang (not a slow machine). */
+#define STALL_US	(60 * 1000000LL)
 
 enum mode { M_REGION, M_PTR, M_STREAM, M_STREAM_PTR, M_MIXED };
 
@@ -159,7 +160,7 @@ static int verify_recv(struct pair_fixture *self, struct sdr_recv *h,
 {
 	const struct sdr_recv_state *st = sdr_recv_state(h);
 	const uint64_t *bm;
-	uint32_t imm, len, chunks, k, status;
+	uint32_t imm = 0, len = 0, chunks = 0, k, status;
 	int bad = 0;
 
 	if (c->status != SDR_STATUS_OK) {
@@ -168,6 +169,9 @@ static int verify_recv(struct pair_fixture *self, struct sdr_recv *h,
 		uint32_t nch = 0, k, q, np;
 		uint64_t bits[16];
 
+		/* For the log only; zeros if the query fails. */
+		memset(&rfi, 0, sizeof(rfi));
+		memset(&sfi, 0, sizeof(sfi));
 		sdr_flow_info(self->fr, &rfi);
 		sdr_flow_info(self->fs, &sfi);
 		/* Name the missing packets (the first few). */
@@ -422,7 +426,8 @@ TEST(ec_extreme_geometry)
 	struct sdr_completion c;
 	struct sdr_recv *h;
 	uint32_t seq, len = 100000, st = 0;
-	int i, ret = -EAGAIN;
+	uint64_t want;
+	int got = 0;
 
 	ASSERT_EQ(set_param("ec_k", 1), 0);
 	ASSERT_EQ(set_param("ec_m", 32), 0);
@@ -430,19 +435,19 @@ TEST(ec_extreme_geometry)
 	EXPECT_EQ(sdr_send_post(fs, 0, 128 << 20, 0, 1, &seq), -ENOMEM);
 
 	random_fill(sdr_send_slot(fs, 0), len, SEED);
+	want = hash64(sdr_send_slot(fs, 0), len);
 	ASSERT_EQ(sdr_recv_post(fr, 7, &h), 0);
 	ASSERT_EQ(sdr_send_post(fs, 0, len, 0, 2, &seq), 0);
-	for (i = 0; i < 3000 && ret == -EAGAIN; i++) {
-		ret = sdr_recv_poll(h, &st);
-		if (ret == -EAGAIN)
-			usleep(10000);
-	}
-	ASSERT_EQ(ret, 0);
+	ASSERT_TRUE(WAIT_UNTIL(sdr_recv_poll(h, &st) != -EAGAIN, WAIT_HANG_MS));
+	ASSERT_EQ(sdr_recv_poll(h, &st), 0);
 	EXPECT_EQ(st, SDR_STATUS_OK);
-	EXPECT_EQ(hash64(sdr_recv_data(h), len),
-		  hash64(sdr_send_slot(fs, 0), len));
-	for (i = 0; i < 3000 && sdr_send_poll(fs, &c, 1) == 0; i++)
-		usleep(10000);
+	EXPECT_EQ(hash64(sdr_recv_data(h), len), want);
+	/* The send's completion: read only once there is one. */
+	ASSERT_TRUE(WAIT_UNTIL((got = sdr_send_poll(fs, &c, 1)) != 0, WAIT_HANG_MS));
+	ASSERT_EQ(got, 1);
+	EXPECT_EQ(c.type, SDR_CQE_SEND);
+	EXPECT_EQ(c.user_data, 2);
+	EXPECT_EQ(c.len, len);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(set_param("ec_k", 32), 0);
 	EXPECT_EQ(set_param("ec_m", 8), 0);

@@ -144,8 +144,10 @@ TEST_T(none_under_loss, 900)
 			progress = 1;
 		}
 		got = sdr_send_poll(fs, c, 16);
+		ASSERT_GE(got, 0);
 		for (k = 0; k < got; k++) {
 			/* Sends complete in order under NONE: slots recycle FIFO. */
+			EXPECT_EQ(c[k].type, SDR_CQE_SEND);
 			EXPECT_EQ(c[k].user_data, sdone);
 			EXPECT_EQ(c[k].status, SDR_STATUS_OK);
 			sdone++;
@@ -153,8 +155,10 @@ TEST_T(none_under_loss, 900)
 			progress = 1;
 		}
 		got = sdr_poll_cq(cr, c, 16);
+		ASSERT_GE(got, 0);
 		for (k = 0; k < got; k++) {
 			i = (uint32_t)c[k].user_data;
+			ASSERT_LT(i, posted);
 			ASSERT_EQ(c[k].type, SDR_CQE_RECV);
 			ASSERT_TRUE(c[k].recv == rh[i]);
 			if (c[k].status == SDR_STATUS_OK)

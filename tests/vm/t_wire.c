@@ -159,12 +159,12 @@ static int wire_send(struct raw *r, uint32_t len, uint32_t qkey)
 			   .remote_qkey = qkey },
 	}, *bad;
 	struct ibv_wc wc;
-	int n, tries = 0;
+	int n = 0;
 
 	if (ibv_post_send(r->qp, &wr, &bad))
 		return -1;
-	while ((n = ibv_poll_cq(r->cq, 1, &wc)) == 0 && tries++ < 1000000)
-		;
+	/* A deadline, not a number of polls: those run faster or slower. */
+	WAIT_UNTIL((n = ibv_poll_cq(r->cq, 1, &wc)) != 0, WAIT_HANG_MS);
 	return n == 1 && wc.status == IBV_WC_SUCCESS ? 0 : -1;
 }
 
@@ -179,26 +179,18 @@ static uint32_t data_pkt(struct raw *r, const struct sdr_pkt *tmpl, uint32_t msg
 /* Wait until drops/<reason> reaches want (the receive path is async). */
 static long long wait_drops(const char *reason, long long want)
 {
-	long long v = drops(reason);
-	int i;
+	long long v;
 
-	for (i = 0; i < 200 && v < want; i++) {
-		usleep(10000);
-		v = drops(reason);
-	}
+	WAIT_UNTIL((v = drops(reason)) >= want, WAIT_HANG_MS);
 	return v;
 }
 
-/* One completion of @ctx within 3 s: 1, or 0 if none came. */
+/* One completion of @ctx: 1, or 0 if none came (a hang). */
 static int wait_cqe(struct sdr_ctx *ctx, struct sdr_completion *c)
 {
-	int i, got = 0;
+	int got = 0;
 
-	for (i = 0; i < 300 && !got; i++) {
-		got = sdr_poll_cq(ctx, c, 1);
-		if (!got)
-			usleep(10000);
-	}
+	WAIT_UNTIL((got = sdr_poll_cq(ctx, c, 1)) != 0, WAIT_HANG_MS);
 	return got;
 }
 
@@ -407,7 +399,6 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	struct sdr_completion c;
 	struct sdr_recv *h;
 	struct sdr_pkt p, ec;
-	int i;
 
 	ASSERT_TRUE(sym);
 	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
@@ -452,9 +443,8 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	sdr_wire_encode(&p, r->buf);
 	ASSERT_EQ(sdr_ec_encode(2, 0, dp, len, pay, r->buf + SDR_WIRE_HDR_LEN), 0);
 	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + pay, QKEY), 0);
-	for (i = 0; i < 300 &&
-		    flow_counter(&self->props, "counters/pkts_recovered") < 1; i++)
-		usleep(10000);
+	WAIT_UNTIL(flow_counter(&self->props, "counters/pkts_recovered") >= 1,
+		   WAIT_HANG_MS);
 	EXPECT_EQ(flow_counter(&self->props, "counters/pkts_recovered"), 1);
 	EXPECT_EQ(flow_counter(&self->props, "counters/parity_received"), 1);
 	/* the flow counted its own drops by reason, as the device did */
@@ -474,16 +464,25 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	free(sym);
 }
 
-/* A wrong Q_Key never reaches sdr at all (the device drops it). */
+/*
+ * A wrong Q_Key never reaches sdr at all (the device drops it).  Instead of
+ * sleeping "long enough", send a marker after it with the right Q_Key - a
+ * packet for no flow, counted under no_flow - and wait for that count: the
+ * QP pair delivers in order, so by then the bad packet has been dropped.
+ */
 TEST_F(wire, wrong_qkey_never_delivered)
 {
 	struct raw *r = &self->raw;
 	struct sdr_recv *h;
 	struct sdr_completion c;
+	struct sdr_pkt marker = self->base;
+	long long nf = drops("no_flow");
 
 	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY + 1), 0);
-	usleep(200000);
+	marker.dst_flow = 0xfffff0;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &marker, 0), QKEY), 0);
+	ASSERT_EQ(wait_drops("no_flow", nf + 1), nf + 1);
 	EXPECT_EQ(sdr_poll_cq(self->ctx, &c, 1), 0);
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
 }

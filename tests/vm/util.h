@@ -136,6 +136,22 @@ static inline int64_t pattern_check(const uint8_t *p, uint32_t msg,
 	return -1;
 }
 
+/*
+ * Tests wait for events, never for a fixed time: poll until a condition
+ * holds.  The bound only catches a hang, so make it generous (the guest
+ * runs under TCG on a shared machine).
+ */
+#define WAIT_HANG_MS	30000
+
+/* Poll cond (an expression) every ms until true or timeout_ms: its value. */
+#define WAIT_UNTIL(cond, timeout_ms) ({ \
+	int64_t _end = now_us() + (int64_t)(timeout_ms) * 1000; \
+	int _ok; \
+	while (!(_ok = !!(cond)) && now_us() < _end) \
+		usleep(1000); \
+	_ok; \
+})
+
 /* ---- raw ioctl plumbing ---- */
 
 static inline int sdr_dev_open(void)
