@@ -9,6 +9,7 @@
 
 tc qdisc show dev veth0 | grep -q netem || skip_all "needs a netem profile (tests/vm/profiles)"
 profile=$(tc qdisc show dev veth0 | sed 's/.*netem //')
+plan 3
 diag "profile: $profile"
 sdr_load
 T=/sys/kernel/tracing
@@ -16,8 +17,9 @@ echo 16384 >"$T/buffer_size_kb"
 echo >"$T/trace"
 echo 1 >"$T/events/sdr/sdr_pkt_recovered/enable"
 
-SDR_TEST_POLICY=ec "$TOP/tests/vm/bin/t_data" pair.random_1000_region
-rc=$?
+# t_data's own TAP stays diagnostics here: its result is point 1.
+SDR_TEST_POLICY=ec "$TOP/tests/vm/bin/t_data" pair.random_1000_region 2>&1 | sed 's/^/# t_data: /'
+rc=${PIPESTATUS[0]}
 echo 0 >"$T/events/sdr/enable"
 
 # sum FILE: the counter over both devices
@@ -29,23 +31,18 @@ dec=$(sum decodes)
 retx=$(sum retransmits)
 ev=$(grep -o 'sdr_pkt_recovered:.* count=[0-9]*' "$T/trace" | awk -F'count=' '{ s += $2; n++ } END { printf "%d %d", n, s }')
 diag "parity sent $parity received $prx; $rec packets rebuilt in $dec decodes; $retx retransmitted; trace: ${ev% *} events for ${ev#* } packets"
-[ $rc -eq 0 ] && echo "ok 1 - pair.random_1000_region under EC" || echo "not ok 1 - pair.random_1000_region under EC"
-if [ "$parity" -gt 0 ] && [ "$prx" -gt 0 ] && [ "$prx" -le "$parity" ]; then
-	echo "ok 2 - parity sent ($parity) and received ($prx)"
-else
-	echo "not ok 2 - parity sent ($parity) and received ($prx)"
-	rc=1
-fi
+# 0 is a pass; 4 (every test skipped) is not one here.
+check "pair.random_1000_region under EC (t_data exit $rc)" test "$rc" = 0
+check "parity sent ($parity) and received ($prx)" \
+	test "$parity" -gt 0 -a "$prx" -gt 0 -a "$prx" -le "$parity"
 lossy=0
 grep -qE 'loss|corrupt' <<<"$profile" && lossy=1
 if [ $lossy = 1 ] && { [ "$rec" -eq 0 ] || [ "$dec" -eq 0 ]; }; then
-	echo "not ok 3 - lossy profile: packets rebuilt from parity ($rec in $dec decodes)"
-	rc=1
+	not_ok "lossy profile: packets rebuilt from parity ($rec in $dec decodes)"
 elif [ "${ev% *}" != "$dec" ] || [ "${ev#* }" != "$rec" ]; then
-	echo "not ok 3 - one sdr_pkt_recovered per decode ($dec), counts summing to pkts_recovered ($rec): got $ev"
-	rc=1
+	not_ok "one sdr_pkt_recovered per decode ($dec), counts summing to pkts_recovered ($rec): got $ev"
 else
-	echo "ok 3 - $rec packets rebuilt in $dec decodes, each seen by sdr_pkt_recovered"
+	ok "$rec packets rebuilt in $dec decodes, each seen by sdr_pkt_recovered"
 fi
 echo >"$T/trace"
-exit $rc
+done_testing

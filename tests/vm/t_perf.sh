@@ -12,7 +12,7 @@ srv=$(mktemp)
 
 "$perf" -d rxe1 --verify >"$srv" 2>&1 &
 spid=$!
-sleep 1
+wait_listen 18515	# sdr_perf's default port
 "$perf" -d rxe0 -s 1M -n 200 --verify --json 198.18.0.2 >"$out" 2>&1
 crc=$?
 wait "$spid"

@@ -8,7 +8,7 @@
 # sender's retransmit and the receiver's recovered counters.
 . "$(dirname "$0")/lib.sh"
 
-plan 7
+plan 9
 sdr_load
 T=/sys/kernel/tracing
 [ -d "$T/events/sdr" ] || { not_ok "events/sdr exists in tracefs"; done_testing; }
@@ -22,15 +22,18 @@ echo 1 >"$T/events/sdr/sdr_flow_state/enable"
 
 out=$(mktemp)
 # lossy_run POLICY PORT: 40 messages of 256 KiB rxe0 -> rxe1 under 3% loss,
-# the client's JSON in $out
+# the client's JSON in $out, both ends' exit status in $pair_rc
 lossy_run() {
+	local crc
 	tc qdisc add dev veth0 root netem loss 3% limit 100000
 	"$TOP/tools/sdr_perf" -d rxe1 -P "$1" -p "$2" >/dev/null 2>&1 &
 	spid=$!
-	sleep 1
+	wait_listen "$2"
 	"$TOP/tools/sdr_perf" -d rxe0 -P "$1" -p "$2" -s 256K -n 40 --json \
 		198.18.0.2 >"$out" 2>&1
+	crc=$?
 	wait "$spid"
+	pair_rc=$crc/$?
 	tc qdisc del dev veth0 root
 }
 # field KEY: a top-level field of the client's JSON
@@ -45,6 +48,7 @@ done_send=$(grep 'sdr_msg_done:' "$T/trace" | grep -c ' send .*status=ok')
 done_recv=$(grep 'sdr_msg_done:' "$T/trace" | grep -c ' recv .*status=ok')
 diag "retransmit counter $retx, sdr_retransmit events $events; msg_done send $done_send recv $done_recv"
 grep -m 2 'sdr_retransmit:' "$T/trace" | sed 's/^/# /'
+check "SR: the sdr_perf pair exits 0" test "$pair_rc" = 0/0
 check "loss caused retransmissions" test "${retx:-0}" -gt 0
 check "one sdr_retransmit event per retransmission" test "$events" = "$retx"
 check "sdr_msg_done: 40 sends and 40 receives completed ok" test "$done_send/$done_recv" = 40/40
@@ -53,6 +57,7 @@ echo >"$T/trace"
 
 if ! command -v bpftrace >/dev/null; then
 	not_ok "bpftrace is installed (make deps)"
+	not_ok "EC: the sdr_perf pair exits 0"
 	not_ok "bpftrace: counts match the counters"
 	done_testing
 fi
@@ -64,7 +69,8 @@ bpid=$!
 # attaching compiles the program: slow under TCG
 for _ in $(seq 120); do grep -q Attaching "$bt" 2>/dev/null && break; sleep 1; done
 lossy_run ec 18651
-sleep 1
+# Both ends have exited: every event has fired, and bpftrace counts in
+# the kernel as they fire.
 kill -INT "$bpid"
 wait "$bpid"
 retx=$(field retransmitted_packets)
@@ -72,6 +78,7 @@ rec=$(field recovered_packets)
 bretx=$(sed -n 's/^@retx: //p' "$bt")
 brec=$(sed -n 's/^@rec: //p' "$bt")
 diag "EC: retransmitted $retx (bpftrace ${bretx:-none}), recovered $rec (bpftrace ${brec:-none})"
+check "EC: the sdr_perf pair exits 0" test "$pair_rc" = 0/0
 check "bpftrace: sdr_retransmit and sdr_pkt_recovered counts equal the counters, and parity repaired loss" \
 	test "${bretx:-0}/${brec:-x}" = "$retx/$rec" -a "${rec:-0}" -gt 0
 rm -f "$out" "$bt"
