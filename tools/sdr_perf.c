@@ -821,13 +821,16 @@ static void report(struct run *r)
 		       ",\"parity_packets\":%" PRIu64 ",\"recovered_packets\":%" PRIu64
 		       ",\"failed_messages\":%" PRIu64 ",\"verify_errors\":%" PRIu64
 		       ",\"partial_messages\":%" PRIu64 ",\"delivered_bytes\":%" PRIu64
+		       ",\"sent_messages\":%" PRIu64 ",\"send_ok\":%" PRIu64
+		       ",\"send_failed\":%" PRIu64 ",\"recv_ok\":%" PRIu64
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"max_msgs\":%u,\"peer_results\":%s}\n",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
 		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
 		       missing, retx, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
-		       r->fp.chunk_size, r->fp.mtu, r->fp.max_msgs,
+		       tx ? tx->messages : 0, tx ? tx->ok : 0, tx ? tx->failed : 0,
+		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.max_msgs,
 		       r->have_peer ? "true" : "false");
 	}
 	fflush(stdout);
