@@ -498,6 +498,17 @@ static void sdr_txmsg_unlist(struct sdr_flow *flow, struct sdr_txmsg *msg)
 /* ------------------------------------------------------------------ */
 /* Receive side */
 
+/*
+ * The slot of receive @seq: counted from the peer's first sequence number,
+ * which is random, so the 32-bit wrap does not break the cycle of slots
+ * when max_msgs is not a power of two.
+ */
+static u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq)
+{
+	return (seq - flow->rx_seq0) % flow->max_msgs;
+}
+
+
 int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 {
 	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
@@ -513,7 +524,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	if (ret)
 		goto out_unlock;
 	seq = flow->rx_next_post;
-	idx = seq % flow->max_msgs;
+	idx = sdr_rx_slot_of(flow, seq);
 	slot = &flow->slots[idx];
 	ret = -EAGAIN;
 	if (slot->state != SDR_RECV_FREE || !sdr_ctx_cq_reserve(ctx))
@@ -789,7 +800,7 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	    pkt->policy != SDR_WIRE_POLICY_EC)
 		return SDR_DROP_FLAGS;	/* parity only in EC messages */
 
-	idx = pkt->msg_seq % flow->max_msgs;
+	idx = sdr_rx_slot_of(flow, pkt->msg_seq);
 	slot = &flow->slots[idx];
 	if (slot->state == SDR_RECV_FREE || slot->seq != pkt->msg_seq)
 		return sdr_flow_rx_unmatched(flow, pkt, q);
@@ -818,15 +829,18 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	return 0;
 }
 
-/* Fail every receive still waiting (flow->lock held). */
+/* Fail every receive still waiting, oldest first (flow->lock held). */
 static void sdr_flow_flush_rx(struct sdr_flow *flow, u8 status)
 {
-	u32 i;
+	u32 seq = flow->rx_next_post - flow->max_msgs, i, idx;
 
-	for (i = 0; i < flow->max_msgs; i++)
-		if (flow->slots[i].state == SDR_RECV_POSTED ||
-		    flow->slots[i].state == SDR_RECV_ACTIVE)
-			sdr_slot_complete(flow, i, status);
+	lockdep_assert_held(&flow->lock);
+	for (i = 0; i < flow->max_msgs; i++, seq++) {
+		idx = sdr_rx_slot_of(flow, seq);
+		if (sdr_slot_waiting(&flow->slots[idx]) &&
+		    flow->slots[idx].seq == seq)
+			sdr_slot_complete(flow, idx, status);
+	}
 }
 
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,

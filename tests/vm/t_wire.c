@@ -220,6 +220,7 @@ FIXTURE_SETUP(wire)
 	fake = ep;
 	fake.qpn = self->raw.qp->qp_num;
 	fake.flow_id = FAKE_FLOW;
+	fake.seq0 = 0;		/* our messages are numbered from 0 */
 	{
 		struct sdr_ctx *c0 = sdr_open(dev0(), NULL);
 		struct sdr_flow *f0;
@@ -245,6 +246,8 @@ FIXTURE_SETUP(wire)
 		.msg_len = 3 * self->props.payload,
 		.offset = 0,
 		.imm = 0xabcd,
+		/* the flow's own token: we are the peer it was given */
+		.token = (uint64_t)ep.token_hi << 32 | ep.token_lo,
 	};
 }
 
@@ -462,6 +465,78 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
 	EXPECT_EQ(sdr_recv_complete(h), 0);
 	free(sym);
+}
+
+/*
+ * Blind forgeries: the right flow ids, QP and GID, but not the flow's
+ * token.  DATA, CLOSE and a COMPLETE ACK are each dropped as bad_token
+ * and change nothing: the receive stays empty, the flow stays connected.
+ * The true packets then still deliver the message intact, and a CLOSE
+ * with the token does close the flow.
+ */
+TEST_F(wire, blind_forgeries_dropped)
+{
+	const uint32_t pay = self->props.payload;
+	struct raw *r = &self->raw;
+	struct sdr_flow_info info;
+	struct sdr_completion c;
+	struct sdr_recv *h;
+	struct sdr_pkt p;
+	long long bt = drops("bad_token");
+	uint32_t len;
+	int i;
+
+	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	p = self->base;
+	p.token ^= 1;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_token", bt + 1), bt + 1);
+
+	memset(&p, 0, sizeof(p));
+	p.type = SDR_PKT_CLOSE;
+	p.dst_flow = self->props.flow_id;
+	p.src_flow = FAKE_FLOW;
+	p.token = self->base.token + 1;
+	sdr_wire_encode(&p, r->buf);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN, QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_token", bt + 2), bt + 2);
+
+	p.type = SDR_PKT_ACK;
+	p.aux = SDR_ACK_F_COMPLETE;
+	p.payload_len = SDR_ACK_FIXED_LEN;
+	sdr_wire_encode(&p, r->buf);
+	memset(r->buf + SDR_WIRE_HDR_LEN, 0, SDR_ACK_FIXED_LEN);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + SDR_ACK_FIXED_LEN, QKEY), 0);
+	EXPECT_EQ(wait_drops("bad_token", bt + 3), bt + 3);
+
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
+	EXPECT_EQ(sdr_recv_state(h)->flags, 0);	/* not started by a forgery */
+	ASSERT_EQ(sdr_flow_info(self->flow, &info), 0);
+	EXPECT_EQ(info.state, SDR_FLOW_CONNECTED);
+
+	/* the true peer's message arrives whole and right */
+	for (i = 0; i < 3; i++) {
+		p = self->base;
+		p.offset = i * pay;
+		p.flags = i == 2 ? SDR_PKT_F_LAST : 0;
+		len = data_pkt(r, &p, 0);
+		ASSERT_EQ(wire_send(r, len, QKEY), 0);
+	}
+	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.imm, 0xabcd);
+	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
+
+	memset(&p, 0, sizeof(p));
+	p.type = SDR_PKT_CLOSE;
+	p.dst_flow = self->props.flow_id;
+	p.src_flow = FAKE_FLOW;
+	p.token = self->base.token;
+	sdr_wire_encode(&p, r->buf);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN, QKEY), 0);
+	WAIT_UNTIL(!sdr_flow_info(self->flow, &info) &&
+		   info.state == SDR_FLOW_CLOSED, WAIT_HANG_MS);
+	EXPECT_EQ(info.state, SDR_FLOW_CLOSED);
 }
 
 /*
