@@ -22,9 +22,10 @@
  * parser (kernel/sdr_wire.c), to predict the drop counter it must land in:
  * the parser's reason, bad_token for a decoded packet aimed at a live
  * flow, no_flow for any other id.  A packet aimed at a flow counts as
- * "confirmed" once a sysfs scan at least one scan interval after the send
- * still shows the flow; packets sent just before a flow went away may
- * have met it or not and are counted as "late".  The summary (text, and
+ * "confirmed" once a sysfs scan a second or more after the send still
+ * shows the flow connected (a second bounds only a hung receive path);
+ * packets sent less than that before a flow went away may have met it or
+ * not and are counted as "late".  The summary (text, and
  * JSON on the last line with --json) gives what was sent by shape and
  * mode, those expectations, what was captured (and whether its ICRC is the
  * one rogue computes) and the flow states seen.
@@ -70,6 +71,7 @@
 #define RESERVOIR		256	/* a sample of all captures: stale */
 #define VERBS_SLOTS		128	/* sends in flight on the verbs QP */
 #define SCAN_NS			250000000ULL
+#define CONFIRM_SCANS		4	/* a send is confirmed 1 s later */
 
 enum shape {
 	SH_DATA,		/* DATA of a live message, random bytes */
@@ -128,7 +130,8 @@ struct flow_ref {
 	uint8_t policy;
 	bool alive;			/* connected at the last scan */
 	bool gone;			/* went away or left "connected" */
-	uint64_t pend_new, pend_old;	/* aimed at it, not yet confirmed */
+	/* aimed at it, not yet confirmed: [i] sent i scans before the last */
+	uint64_t pend[CONFIRM_SCANS + 1];
 	uint64_t confirmed, late;
 };
 
@@ -400,7 +403,7 @@ static struct flow_ref *flow_find(struct rogue *r, uint32_t id)
 static int scan_flows(struct rogue *r, bool final)
 {
 	struct flow_ref now[MAX_FLOWS];
-	int n, i, alive = 0;
+	int n, i, j, alive = 0;
 	char state[32];
 
 	n = list_flows(r->tgt.name, r->peer.gid, now, MAX_FLOWS);
@@ -426,20 +429,26 @@ static int scan_flows(struct rogue *r, bool final)
 			 * A closed flow drops as no_flow, a gone one too: what
 			 * was not confirmed may have met it connected or not.
 			 */
-			f->late += f->pend_old + f->pend_new;
-			f->pend_old = f->pend_new = 0;
+			for (j = 0; j <= CONFIRM_SCANS; j++) {
+				f->late += f->pend[j];
+				f->pend[j] = 0;
+			}
 			f->alive = false;
 			f->gone = true;
 			continue;
 		}
 		f->alive = true;
 		alive++;
-		f->confirmed += f->pend_old;
-		f->pend_old = f->pend_new;
-		f->pend_new = 0;
-		if (final) {
-			f->confirmed += f->pend_old;
-			f->pend_old = 0;
+		/* sent a second or more before a scan that saw it connected */
+		f->confirmed += f->pend[CONFIRM_SCANS];
+		for (j = CONFIRM_SCANS; j > 0; j--)
+			f->pend[j] = f->pend[j - 1];
+		f->pend[0] = 0;
+		if (final) {	/* after the last send and a second of quiet */
+			for (j = 0; j <= CONFIRM_SCANS; j++) {
+				f->confirmed += f->pend[j];
+				f->pend[j] = 0;
+			}
 		}
 	}
 	return alive;
@@ -1143,7 +1152,7 @@ static int send_one(struct rogue *r, int mode)
 		if (reason == SDR_DROP_TOKEN &&
 		    !sdr_wire_decode(buf, (u32)len, &p) &&
 		    (f = flow_find(r, p.dst_flow)))
-			f->pend_new++;	/* confirmed or late at the next scans */
+			f->pend[0]++;	/* confirmed or late at a later scan */
 		else
 			r->expect[reason]++;
 	}
@@ -1203,7 +1212,7 @@ static void summary(struct rogue *r, double secs)
 
 	for (i = 0; i < r->nflows; i++) {
 		confirmed += r->flows[i].confirmed;
-		late += r->flows[i].late + r->flows[i].pend_old + r->flows[i].pend_new;
+		late += r->flows[i].late;	/* the final scan emptied pend[] */
 	}
 	r->expect[SDR_DROP_TOKEN] = confirmed;
 	if (!r->o.quiet) {
@@ -1227,8 +1236,7 @@ static void summary(struct rogue *r, double secs)
 		       r->icrc_ok, r->icrc_bad, r->send_errors, r->verbs_errors);
 		for (i = 0; i < r->nflows; i++)
 			printf("  flow %u: confirmed %" PRIu64 " late %" PRIu64 "%s\n",
-			       r->flows[i].id, r->flows[i].confirmed, r->flows[i].late +
-			       r->flows[i].pend_old + r->flows[i].pend_new,
+			       r->flows[i].id, r->flows[i].confirmed, r->flows[i].late,
 			       r->flows[i].alive ? "" : " (gone)");
 		if (r->first_bad_state_ms)
 			printf("  state seen: %s at %" PRId64 " ms\n", r->bad_state,
@@ -1444,7 +1452,7 @@ int main(int argc, char **argv)
 	if (r->qp)
 		verbs_reap(r, true);
 	/* Let the last packets arrive, then confirm against live flows. */
-	usleep(300000);
+	sleep(1);
 	scan_flows(r, true);
 	summary(r, (mono_ns() - t0) / 1e9);
 	return 0;
