@@ -44,6 +44,7 @@ FIXTURE_SETUP(pair)
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_EQ(none_idle_max(), 0);
 	/* The same transfers under another policy (the SR netem boots). */
 	if (pol)
 		ASSERT_EQ(sdr_policy_parse(pol, &fa.policy), 0);

@@ -263,6 +263,7 @@ TEST(works_after_kill)
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing");
+	ASSERT_EQ(none_idle_max(), 0);
 	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
 	ASSERT_EQ(sdr_recv_post(fr, 0, &h), 0);
 	pattern_fill(sdr_send_slot(fs, 0), 77, 0, MSG);

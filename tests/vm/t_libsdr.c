@@ -28,6 +28,7 @@ FIXTURE_SETUP(lib)
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_EQ(none_idle_max(), 0);
 	self->cs = sdr_open(dev0(), NULL);
 	self->cr = sdr_open(dev1(), NULL);
 	ASSERT_TRUE(self->cs && self->cr);
