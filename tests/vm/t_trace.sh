@@ -66,8 +66,8 @@ bt=$(mktemp)
 bpftrace -o "$bt" -e 'tracepoint:sdr:sdr_retransmit { @retx = count(); }
 	tracepoint:sdr:sdr_pkt_recovered { @rec = sum(args->count); }' &
 bpid=$!
-# attaching compiles the program: slow under TCG
-for _ in $(seq 120); do grep -q Attaching "$bt" 2>/dev/null && break; sleep 1; done
+# attaching compiles the program: slow under TCG (the bound only catches a hang)
+wait_for 300 grep -q Attaching "$bt" || diag "bpftrace not attached after 300 s"
 lossy_run ec 18651
 # Both ends have exited: every event has fired, and bpftrace counts in
 # the kernel as they fire.
