@@ -67,6 +67,7 @@ extern unsigned int sdr_nack_interval_us;
 extern unsigned int sdr_ec_k;
 extern unsigned int sdr_ec_m;
 extern unsigned int sdr_ec_beta_pct;
+extern unsigned int sdr_fail_qp_recovery;
 
 enum sdr_dev_counter {
 	SDR_DEV_TX_PACKETS,
@@ -112,6 +113,7 @@ struct sdr_dev {
 	bool			rx_stopped;	/* do not repost receives */
 	bool			stopping;	/* sdr_net_stop() began */
 	bool			tx_paused;	/* QP recovering (tx_lock) */
+	bool			broken;		/* QP could not be recovered */
 	struct mutex		qp_mutex;	/* QP state changes vs. its destruction */
 	struct work_struct	resume_work;	/* SQE -> RTS after a send error */
 
@@ -342,7 +344,8 @@ struct sdr_flow {
 	u64			sr_timer_at;	/* its expiry, 0 if not armed */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */
 	u64			sr_data_ns;	/* last SR DATA from the peer */
-	u8			*ec_pad;	/* EC: a zero-padded short packet */
+	struct list_head	ec_jobs;	/* EC: submessages to decode */
+	struct work_struct	ec_work;	/* ... by sdr_eck_decode_work() */
 
 	struct sdr_flow_stats	stats;
 	bool			retired;	/* counted in sdev->retired */
@@ -366,6 +369,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg);
 int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg);
 int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg);
 void sdr_flow_destroy_all(struct sdr_ctx *ctx);
+void sdr_dev_fail_flows(struct sdr_dev *sdev);
 int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 		       size_t *size, bool *writable);
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,

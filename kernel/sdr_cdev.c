@@ -325,6 +325,12 @@ static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			up_read(&sdev->rwsem);
 			return -ENODEV;
 		}
+		/* a broken device still lets flows be looked at and destroyed */
+		if (READ_ONCE(sdev->broken) && cmd != SDR_IOC_FLOW_DESTROY &&
+		    cmd != SDR_IOC_FLOW_INFO) {
+			up_read(&sdev->rwsem);
+			return -EIO;
+		}
 	}
 	mutex_lock(&ctx->lock);
 	ret = op->fn(ctx, &buf);
@@ -397,6 +403,8 @@ static __poll_t sdr_poll(struct file *file, poll_table *wait)
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (READ_ONCE(sdev->dying))
 		mask |= EPOLLERR | EPOLLHUP;
+	else if (READ_ONCE(sdev->broken))
+		mask |= EPOLLERR;
 	return mask;
 }
 

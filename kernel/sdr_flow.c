@@ -72,10 +72,12 @@ static void sdr_flow_free_work(struct work_struct *work)
 	vfree(flow->send_region);
 	vfree(flow->state_area);
 	kvfree(flow->sr_rx_mem);
-	if (flow->slots)
+	if (flow->slots) {
+		spin_lock_bh(&flow->lock);	/* the rule of the slots */
 		for (i = 0; i < flow->max_msgs; i++)
 			sdr_eck_rx_release(flow, i);
-	kfree(flow->ec_pad);
+		spin_unlock_bh(&flow->lock);
+	}
 	kfree(flow->slots);
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
@@ -231,8 +233,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 		goto err_put;
 	/* Every flow can run SR and EC: its policy may be switched live. */
 	sdr_srk_cfg(flow);
-	if (sdr_eck_flow_init(flow))
-		goto err_put;
+	sdr_eck_flow_init(flow);
 	flow->sr_rx_size = ALIGN(sdr_sr_rx_size(flow->max_msg_size,
 						flow->payload), 8);
 	flow->sr_rx_mem = kvcalloc(flow->max_msgs, flow->sr_rx_size,
@@ -338,6 +339,8 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 /* Flow @id of @ctx (ctx->lock held), or NULL. */
 struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 {
+	lockdep_assert_held(&ctx->lock);
+
 	return id ? xa_load(&ctx->flows, id) : NULL;
 }
 
@@ -437,6 +440,7 @@ static void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 		.type		= type,
 		.status		= status,
 	};
+	lockdep_assert_held(&flow->lock);
 
 	if (status == SDR_STATUS_OK || status == SDR_STATUS_PARTIAL)
 		trace_sdr_msg_done(flow->id, type == SDR_CQE_RECV, seq, len,
@@ -452,6 +456,7 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	lockdep_assert_held(&flow->lock);
 
 	slot->state = SDR_RECV_DONE;
 	sdr_eck_rx_release(flow, idx);
@@ -615,6 +620,7 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 {
 	u64 next = 0;
 	u32 i;
+	lockdep_assert_held(&flow->lock);
 
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];
@@ -647,6 +653,7 @@ static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 	u64 window = flow->stats.rx_packets + READ_ONCE(sdr_none_reorder_pkts);
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
+	lockdep_assert_held(&flow->lock);
 
 	flow->rx_last_ns = ktime_get_ns();
 	sdr_flow_arm_rx_timer(flow, flow->rx_last_ns +
@@ -702,6 +709,7 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 {
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 	struct sdr_rxslot *slot = &flow->slots[idx];
+	lockdep_assert_held(&flow->lock);
 
 	slot->policy = pkt->policy;
 	slot->msg_len = pkt->msg_len;
@@ -721,6 +729,8 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload)
 {
+	lockdep_assert_held(&flow->lock);
+
 	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
 	       payload, pkt->payload_len);
 	sdr_slot_mark(flow, idx, pkt->offset / flow->payload, pkt->payload_len);
@@ -733,6 +743,7 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
 	u32 chunk;
+	lockdep_assert_held(&flow->lock);
 
 	/* The bytes are in place before the bit says so. */
 	smp_mb__before_atomic();
@@ -767,6 +778,7 @@ static int sdr_flow_rx_unmatched(struct sdr_flow *flow,
 	s32 ahead = (s32)(pkt->msg_seq - flow->rx_next_post);
 	bool arq = sdr_policy_arq(pkt->policy);
 	u32 flags;
+	lockdep_assert_held(&flow->lock);
 
 	if (ahead >= 0) {
 		if (arq && ahead < (s32)flow->max_msgs)
@@ -789,6 +801,7 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	struct sdr_rxslot *slot;
 	int reason;
 	u32 idx;
+	lockdep_assert_held(&flow->lock);
 
 	if (!sdr_policy_supported(pkt->policy))
 		return SDR_DROP_POLICY;
@@ -940,6 +953,7 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 	struct sdr_txmsg *msg;
 	u64 now = 0;
 	u32 len;
+	lockdep_assert_held(&flow->lock);
 
 	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
 		return false;
@@ -993,6 +1007,7 @@ void sdr_flow_finish_tx(struct sdr_flow *flow)
 {
 	struct sdr_txmsg *msg, *tmp;
 	u8 status;
+	lockdep_assert_held(&flow->lock);
 
 	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
 		if (sdr_policy_arq(msg->policy)) {
@@ -1273,6 +1288,8 @@ static void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status)
  */
 void sdr_flow_end(struct sdr_flow *flow, u32 state)
 {
+	lockdep_assert_held(&flow->lock);
+
 	trace_sdr_flow_state(flow->id, flow->state, state);
 	flow->state = state;
 	sdr_flow_flush_rx(flow, SDR_STATUS_FAILED);
@@ -1299,6 +1316,7 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 		flow->tx_queued = false;
 	}
 	flow->dead = true;
+	sdr_eck_rx_drop_jobs(flow);
 	sdr_flow_flush_rx(flow, status);
 	sdr_flow_flush_tx(flow, status);
 	spin_unlock(&flow->lock);
@@ -1384,11 +1402,43 @@ int sdr_flow_destroy(struct sdr_ctx *ctx, u32 flow_id)
 	return 0;
 }
 
+/*
+ * The device broke (its QP cannot be recovered): fail every live flow, so
+ * its sends and receives complete FAILED now instead of at dead-peer time.
+ * Each flow is taken with a reference under RCU, the lookup's rule.
+ */
+void sdr_dev_fail_flows(struct sdr_dev *sdev)
+{
+	unsigned long id = 0;
+	struct sdr_flow *flow;
+
+	for (;;) {
+		rcu_read_lock();
+		flow = xa_find(&sdev->flows, &id, ULONG_MAX, XA_PRESENT);
+		if (flow && !kref_get_unless_zero(&flow->ref))
+			flow = ERR_PTR(-ENOENT);	/* being freed: skip */
+		rcu_read_unlock();
+		if (!flow)
+			break;
+		if (!IS_ERR(flow)) {
+			spin_lock_bh(&flow->lock);
+			if (!flow->dead && flow->state == SDR_FLOW_CONNECTED)
+				sdr_flow_fail(flow);
+			spin_unlock_bh(&flow->lock);
+			sdr_flow_put(flow);
+		}
+		if (id == ULONG_MAX)
+			break;
+		id++;
+	}
+}
+
 /* Destroy every flow of @ctx (ctx->lock held). */
 void sdr_flow_destroy_all(struct sdr_ctx *ctx)
 {
 	struct sdr_flow *flow;
 	unsigned long id;
+	lockdep_assert_held(&ctx->lock);
 
 	xa_for_each(&ctx->flows, id, flow)
 		sdr_flow_detach(ctx, flow, !ctx->sdev->dying);

@@ -46,6 +46,8 @@ static inline bool sdr_policy_supported(u32 policy)
 void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len);
 
 /* sdr_flow_sr.c */
+void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
+		    struct sdr_ctrlq *q);
 void sdr_srk_cfg(struct sdr_flow *flow);
 void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx);
 int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
@@ -61,7 +63,7 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 		     struct sdr_pkt *pkt, const u8 **data);
 
 /* sdr_flow_ec.c */
-int sdr_eck_flow_init(struct sdr_flow *flow);
+void sdr_eck_flow_init(struct sdr_flow *flow);
 int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg);
 const u8 *sdr_eck_tx_parity(struct sdr_flow *flow, struct sdr_txmsg *msg,
 			    u32 g, u32 j);
@@ -69,7 +71,9 @@ u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload);
 void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		     u8 *buf, u64 now);
 void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g);
-int sdr_eck_rx_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now);
+void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now);
+void sdr_eck_rx_drop_jobs(struct sdr_flow *flow);
+void sdr_eck_decode_work(struct work_struct *work);
 void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx);
 
 #endif /* SDR_FLOW_H */

@@ -7,10 +7,11 @@
  * received parity until its submessage is whole or decoded, and writes
  * the rebuilt packets into the receive region.
  *
- * Everything but sdr_eck_tx_init() and sdr_eck_flow_init() runs under
- * flow->lock, the receive side in softirq context: parity payloads are
- * held in GFP_ATOMIC buffers, and a parity packet that finds no memory is
- * dropped (counted as no_memory) and its submessage falls back to SR.
+ * Everything but sdr_eck_tx_init(), sdr_eck_flow_init() and the decode
+ * worker runs under flow->lock, the receive side in softirq context:
+ * parity payloads are held in GFP_ATOMIC buffers, and a parity packet that
+ * finds no memory is dropped (counted as no_memory) and its submessage
+ * falls back to SR.
  * Whatever k and m the peer picked, a receive holds no more parity
  * payloads than its message has packets: a submessage of kg packets is
  * decoded (and its parity freed) as soon as data and parity reach kg, so
@@ -24,10 +25,10 @@
 #include "sdr_ec.h"
 #include "sdr_trace.h"
 
-int sdr_eck_flow_init(struct sdr_flow *flow)
+void sdr_eck_flow_init(struct sdr_flow *flow)
 {
-	flow->ec_pad = kmalloc(flow->payload, GFP_KERNEL);
-	return flow->ec_pad ? 0 : -ENOMEM;
+	INIT_LIST_HEAD(&flow->ec_jobs);
+	INIT_WORK(&flow->ec_work, sdr_eck_decode_work);
 }
 
 /*
@@ -99,6 +100,7 @@ void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 g = pkt->offset / flow->payload / slot->sr.ec_k;
 	u8 **p;
+	lockdep_assert_held(&flow->lock);
 
 	if (!slot->ec_par) {
 		slot->ec_par = kcalloc(slot->sr.ngroups * slot->sr.ec_m,
@@ -122,6 +124,7 @@ void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g)
 {
 	u32 j, m = flow->slots[idx].sr.ec_m;
 	u8 **p;
+	lockdep_assert_held(&flow->lock);
 
 	for (j = 0; j < m; j++) {
 		p = sdr_eck_slot(flow, idx, g, j);
@@ -137,6 +140,7 @@ void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
+	lockdep_assert_held(&flow->lock);
 
 	if (!slot->ec_par)
 		return;
@@ -148,55 +152,184 @@ void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx)
 }
 
 /*
- * Submessage @g of slot @idx can be decoded: rebuild its missing packets
- * in the receive region, then set their bits.  A short last packet is
- * decoded through flow->ec_pad, so nothing is written past the message.
- * Returns the engine's SDR_SR_RX_* bits.
+ * Decoding runs in process context (sdr_wq), not in the receive softirq:
+ * what it costs depends on the k and m the peer chose, up to (64,32).
+ * The receive path only queues a job; the worker copies the submessage's
+ * data packets out and takes its parity under the lock, decodes with no
+ * lock held, and under the lock again writes back only what is still
+ * missing of the same receive (a slot recycled meanwhile has another
+ * seq, and its job is dropped).
  */
-int sdr_eck_rx_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now)
+struct sdr_ec_job {
+	struct list_head	node;	/* flow->ec_jobs */
+	u32			idx;	/* slot */
+	u32			seq;	/* its receive */
+	u32			g;	/* submessage */
+};
+
+void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
+	struct sdr_ec_job *job;
+
+	lockdep_assert_held(&flow->lock);
+	list_for_each_entry(job, &flow->ec_jobs, node)
+		if (job->idx == idx && job->seq == slot->seq && job->g == g)
+			return;		/* already queued */
+	job = kmalloc(sizeof(*job), GFP_ATOMIC | __GFP_NOWARN);
+	if (!job) {
+		sdr_eck_rx_free_group(flow, idx, g);
+		sdr_sr_rx_undecodable(&flow->sr, &slot->sr, g, now);
+		return;
+	}
+	job->idx = idx;
+	job->seq = slot->seq;
+	job->g = g;
+	list_add_tail(&job->node, &flow->ec_jobs);
+	/* a queued work holds a flow reference; it drops it when done */
+	sdr_flow_get(flow);
+	if (!queue_work(sdr_wq, &flow->ec_work))
+		sdr_flow_put(flow);
+}
+
+/* Drop every queued job (flow->lock held; the flow is going away). */
+void sdr_eck_rx_drop_jobs(struct sdr_flow *flow)
+{
+	struct sdr_ec_job *job, *tmp;
+
+	lockdep_assert_held(&flow->lock);
+	list_for_each_entry_safe(job, tmp, &flow->ec_jobs, node) {
+		list_del(&job->node);
+		kfree(job);
+	}
+}
+
+/* The job's receive is still waiting for submessage g to be rebuilt. */
+static bool sdr_eck_job_live(struct sdr_flow *flow, const struct sdr_ec_job *job)
+{
+	struct sdr_rxslot *slot = &flow->slots[job->idx];
+
+	return !flow->dead && slot->state == SDR_RECV_ACTIVE &&
+	       slot->seq == job->seq && slot->sr.ec_k &&
+	       job->g < slot->sr.ngroups;
+}
+
+/*
+ * Under flow->lock, with the job live: rebuilt packets of @buf (kg rows
+ * of pay bytes) go into the receive region where they are still missing,
+ * then the engine counts them.
+ */
+static void sdr_eck_job_apply(struct sdr_flow *flow, const struct sdr_ec_job *job,
+			      const u8 *buf, u64 now, struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *slot = &flow->slots[job->idx];
 	struct sdr_sr_rx *r = &slot->sr;
-	u8 *data[SDR_EC_MAX_K], *par[SDR_EC_MAX_M];
-	u32 pay = flow->payload, first, kg, i, n, last = r->npkts - 1;
-	u8 *base = flow->recv_region + (size_t)idx * flow->slot_stride;
-	u32 tail = r->msg_len - last * pay;
-	bool short_last;
-	int ret;
+	u32 pay = flow->payload, first, kg, i, n, len, last = r->npkts - 1;
+	u8 *base = flow->recv_region + (size_t)job->idx * flow->slot_stride;
 	u64 have;
+	int ret;
+	lockdep_assert_held(&flow->lock);
 
-	sdr_sr_rx_group(r, g, &first, &kg, &have);
-	short_last = first + kg - 1 == last && tail < pay;
-	for (i = 0; i < kg; i++)
-		data[i] = base + (size_t)(first + i) * pay;
-	if (short_last) {
-		memset(flow->ec_pad, 0, pay);
-		if (have & BIT_ULL(kg - 1))
-			memcpy(flow->ec_pad, data[kg - 1], tail);
-		data[kg - 1] = flow->ec_pad;
+	sdr_sr_rx_group(r, job->g, &first, &kg, &have);
+	for (i = 0; i < kg; i++) {
+		if (have & BIT_ULL(i))
+			continue;
+		len = first + i == last ? r->msg_len - last * pay : pay;
+		memcpy(base + (size_t)(first + i) * pay, buf + (size_t)i * pay,
+		       len);
 	}
-	for (i = 0; i < r->ec_m; i++) {
-		u8 **p = sdr_eck_slot(flow, idx, g, i);
-
-		par[i] = p ? *p : NULL;
-	}
-	ret = sdr_ec_decode(kg, r->ec_m, have, data, par, pay);
-	sdr_eck_rx_free_group(flow, idx, g);
-	if (ret < 0) {
-		/* held parity went missing: let SR repair the submessage */
-		sdr_sr_rx_undecodable(&flow->sr, r, g, now);
-		return 0;
-	}
-	if (short_last && !(have & BIT_ULL(kg - 1)))
-		memcpy(base + (size_t)last * pay, flow->ec_pad, tail);
-
-	ret = sdr_sr_rx_decoded(&flow->sr, r, g, now, &n);
+	ret = sdr_sr_rx_decoded(&flow->sr, r, job->g, now, &n);
 	if (ret < 0)
-		return 0;
+		return;		/* whole by now, or parity it had is gone */
+	sdr_eck_rx_free_group(flow, job->idx, job->g);
 	for (i = 0; i < kg; i++)
 		if (!(have & BIT_ULL(i)))
-			sdr_slot_mark(flow, idx, first + i,
-				      first + i == last ? tail : pay);
-	trace_sdr_pkt_recovered(flow->id, slot->seq, g, n);
-	return ret;
+			sdr_slot_mark(flow, job->idx, first + i,
+				      first + i == last ? r->msg_len - last * pay :
+							  pay);
+	trace_sdr_pkt_recovered(flow->id, slot->seq, job->g, n);
+	if (ret & SDR_SR_RX_COMPLETE)
+		sdr_slot_complete(flow, job->idx, SDR_STATUS_OK);
+	sdr_srk_rx_say(flow, job->idx, now, q);
+}
+
+void sdr_eck_decode_work(struct work_struct *work)
+{
+	struct sdr_flow *flow = container_of(work, struct sdr_flow, ec_work);
+	u32 pay = flow->payload, first, kg, i, m, last, len;
+	u8 *data[SDR_EC_MAX_K], *par[SDR_EC_MAX_M];
+	struct sdr_ec_job *job;
+	struct sdr_sr_rx *r;
+	u8 *buf, *base;
+	u64 have;
+	int ret;
+
+	/* room for k data packets, the one place the codec writes */
+	buf = kvmalloc(array_size(SDR_EC_MAX_K, pay), GFP_KERNEL);
+	for (;;) {
+		struct sdr_ctrlq q = { .n = 0 };
+
+		spin_lock_bh(&flow->lock);
+		job = list_first_entry_or_null(&flow->ec_jobs,
+					       struct sdr_ec_job, node);
+		if (!job) {
+			spin_unlock_bh(&flow->lock);
+			break;
+		}
+		list_del(&job->node);
+		if (!sdr_eck_job_live(flow, job)) {
+			spin_unlock_bh(&flow->lock);
+			kfree(job);
+			continue;
+		}
+		r = &flow->slots[job->idx].sr;
+		if (!buf) {
+			sdr_eck_rx_free_group(flow, job->idx, job->g);
+			sdr_sr_rx_undecodable(&flow->sr, r, job->g,
+					      ktime_get_ns());
+			goto next_unlock;
+		}
+		sdr_sr_rx_group(r, job->g, &first, &kg, &have);
+		m = r->ec_m;
+		last = r->npkts - 1;
+		base = flow->recv_region + (size_t)job->idx * flow->slot_stride;
+		for (i = 0; i < kg; i++) {
+			data[i] = buf + (size_t)i * pay;
+			len = first + i == last ? r->msg_len - last * pay : pay;
+			if (have & BIT_ULL(i))
+				memcpy(data[i], base + (size_t)(first + i) * pay,
+				       len);
+			if (len < pay)	/* a short last packet is zero padded */
+				memset(data[i] + len, 0, pay - len);
+		}
+		for (i = 0; i < m; i++) {	/* the worker owns them now */
+			u8 **p = sdr_eck_slot(flow, job->idx, job->g, i);
+
+			par[i] = p ? *p : NULL;
+			if (p)
+				*p = NULL;
+		}
+		spin_unlock_bh(&flow->lock);
+
+		ret = sdr_ec_decode(kg, m, have, data, par, pay);
+		for (i = 0; i < m; i++)
+			kfree(par[i]);
+
+		spin_lock_bh(&flow->lock);
+		if (sdr_eck_job_live(flow, job)) {
+			if (ret < 0)	/* held parity went missing: SR repairs */
+				sdr_sr_rx_undecodable(&flow->sr, r, job->g,
+						      ktime_get_ns());
+			else
+				sdr_eck_job_apply(flow, job, buf, ktime_get_ns(),
+						  &q);
+		}
+next_unlock:
+		spin_unlock_bh(&flow->lock);
+		kfree(job);
+		sdr_ctrlq_send(flow, &q);
+		cond_resched();
+	}
+	kvfree(buf);
+	sdr_flow_put(flow);
 }

@@ -54,6 +54,7 @@ void sdr_srk_cfg(struct sdr_flow *flow)
 static void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
 {
 	u64 floor = ktime_get_ns() + SDR_SR_TIMER_MIN_NS;
+	lockdep_assert_held(&flow->lock);
 
 	if (flow->dead || deadline_ns == U64_MAX)
 		return;
@@ -68,6 +69,8 @@ static void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
 /* Trace the packets the engine declared lost since @t0/@n0 were read. */
 static void sdr_srk_trace_lost(struct sdr_flow *flow, u32 seq, u64 t0, u64 n0)
 {
+	lockdep_assert_held(&flow->lock);
+
 	if (flow->sr.st.timeouts != t0)
 		trace_sdr_pkt_lost(flow->id, seq, flow->sr.st.timeouts - t0, false);
 	if (flow->sr.st.nack_lost != n0)
@@ -82,6 +85,8 @@ static void sdr_srk_trace_lost(struct sdr_flow *flow, u32 seq, u64 t0, u64 n0)
  */
 static void sdr_srk_heard(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
+	lockdep_assert_held(&flow->lock);
+
 	if (msg->sr.last_progress_ns < flow->sr_heard_ns)
 		msg->sr.last_progress_ns = flow->sr_heard_ns;
 }
@@ -91,6 +96,7 @@ static struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow,
 				      struct sdr_ctrlq *q, u32 seq)
 {
 	struct sdr_ctrl *c;
+	lockdep_assert_held(&flow->lock);
 
 	if (q->n == ARRAY_SIZE(q->c))
 		return NULL;
@@ -106,13 +112,14 @@ static struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow,
 }
 
 /* Collect what the receiver of slot @idx has to say now. */
-static void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
-			   struct sdr_ctrlq *q)
+void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
+		    struct sdr_ctrlq *q)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	struct sdr_ack ack;
 	struct sdr_pkt hdr;
 	struct sdr_ctrl *c;
+	lockdep_assert_held(&flow->lock);
 
 	while (q->n < ARRAY_SIZE(q->c) &&
 	       sdr_sr_rx_next_ctrl(&flow->sr, &slot->sr, now, &hdr, &ack) > 0) {
@@ -128,6 +135,8 @@ static void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 
 void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx)
 {
+	lockdep_assert_held(&flow->lock);
+
 	sdr_sr_rx_init(&flow->sr, &flow->slots[idx].sr, flow->max_msg_size,
 		       flow->sr_rx_mem + idx * flow->sr_rx_size);
 }
@@ -145,6 +154,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	u8 *par = NULL;
 	u32 g = 0;
 	int ret;
+	lockdep_assert_held(&flow->lock);
 
 	/* EC parity needs a copy of its payload before the engine counts it */
 	if ((pkt->flags & SDR_PKT_F_PARITY) && active &&
@@ -173,7 +183,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		if (ret & SDR_SR_RX_FREE_PAR)
 			sdr_eck_rx_free_group(flow, idx, g);
 		if (ret & SDR_SR_RX_DECODE)
-			ret |= sdr_eck_rx_decode(flow, idx, g, now);
+			sdr_eck_rx_queue_decode(flow, idx, g, now);
 		if (ret & SDR_SR_RX_COMPLETE)
 			sdr_slot_complete(flow, idx, SDR_STATUS_OK);
 	}
@@ -191,6 +201,7 @@ void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, seq);
 	struct sdr_ack ack;
+	lockdep_assert_held(&flow->lock);
 
 	if (!c)
 		return;
@@ -204,6 +215,7 @@ void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 		    struct sdr_ctrlq *q)
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
+	lockdep_assert_held(&flow->lock);
 
 	if (!c)
 		return;
@@ -216,6 +228,7 @@ void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 static struct sdr_txmsg *sdr_srk_find(struct sdr_flow *flow, u32 seq)
 {
 	struct sdr_txmsg *msg;
+	lockdep_assert_held(&flow->lock);
 
 	list_for_each_entry(msg, &flow->tx_msgs, node)
 		if (msg->seq == seq && sdr_policy_arq(msg->policy))
@@ -232,6 +245,7 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	u64 now = ktime_get_ns(), bad;
 	struct sdr_ack ack;
 	int ret;
+	lockdep_assert_held(&flow->lock);
 
 	if (!msg)
 		return SDR_DROP_STALE;	/* finished already: a late copy */
@@ -283,6 +297,7 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
 	struct sdr_sr_txd txd;
 	int ret;
+	lockdep_assert_held(&flow->lock);
 
 	if (msg->sr.status)
 		return false;

@@ -279,6 +279,7 @@ static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
 		.remote_qkey	= qkey,
 	};
 	int ret;
+	lockdep_assert_held(&tx->sdev->tx_lock);
 
 	/* rxe silently drops a UD send above the MTU: refuse it here. */
 	if (buf_len + len > sdev->mtu) {
@@ -311,6 +312,8 @@ static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
 /* A send context can be posted now (tx_lock held). */
 static bool sdr_tx_can_post(struct sdr_dev *sdev)
 {
+	lockdep_assert_held(&sdev->tx_lock);
+
 	return sdev->qp && !sdev->dying && !sdev->tx_paused &&
 	       !list_empty(&sdev->tx_free);
 }
@@ -479,9 +482,20 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
 	if (!ret)
 		ret = sdr_qp_ready(sdev);
+	/* fault injection for the tests: a recovery that fails */
+	if (!ret && READ_ONCE(sdr_fail_qp_recovery))
+		ret = -EIO;
 	if (ret) {
-		pr_err("%s: cannot recover the QP: %d\n", sdev->name, ret);
-		return;		/* stays paused: flows fail by dead-peer time */
+		/*
+		 * The device can no longer move packets: every flow fails
+		 * now, pollers see EPOLLERR, new work gets EIO.  It stays so
+		 * until the device is removed.
+		 */
+		pr_err("%s: cannot recover the QP: %d; failing its flows\n",
+		       sdev->name, ret);
+		WRITE_ONCE(sdev->broken, true);
+		sdr_dev_fail_flows(sdev);
+		return;
 	}
 	WRITE_ONCE(sdev->rx_stopped, false);
 	for (i = 0; i < sdev->nr_rx; i++) {

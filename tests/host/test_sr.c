@@ -515,7 +515,7 @@ static void rx_recv(struct world *w, const u8 *buf, u32 len)
 		w->drops[SDR_DROP_STALE]++;
 		if (p.flags & SDR_PKT_F_ACKREQ || w->now - r->last_stale_ns > 50 * US) {
 			r->last_stale_ns = w->now;
-			sdr_sr_stale_ack(&hdr, &ack, p.ts);
+			sdr_sr_stale_ack(&hdr, &ack, SDR_ACK_F_COMPLETE, p.ts);
 			send_ctrl(w, &hdr, &ack, p.msg_seq);
 		}
 		return;
