@@ -1395,16 +1395,18 @@ int main(int argc, char **argv)
 	devinfo_get(r->o.dev, &r->tgt);
 	devinfo_get(r->o.peer, &r->peer);
 
+	/* Both QPNs from the flows between the two (both ends connected). */
 	t0 = mono_ns();
 	for (;;) {
 		scan_flows(r, false);
-		if (r->nflows || mono_ns() - t0 >= (uint64_t)(r->o.wait_s * 1e9) || stop)
+		r->tgt_qpn = r->o.qpn ? r->o.qpn : find_tgt_qpn(r);
+		r->peer_qpn = r->o.peer_qpn ? r->o.peer_qpn :
+			      r->nflows ? r->flows[0].peer_qpn : 0;
+		if ((r->tgt_qpn && r->peer_qpn && (r->nflows || r->o.probe)) ||
+		    mono_ns() - t0 >= (uint64_t)(r->o.wait_s * 1e9) || stop)
 			break;
-		usleep(100000);
+		usleep(50000);
 	}
-	r->tgt_qpn = r->o.qpn ? r->o.qpn : find_tgt_qpn(r);
-	r->peer_qpn = r->o.peer_qpn ? r->o.peer_qpn :
-		      r->nflows ? r->flows[0].peer_qpn : 0;
 	if (!r->tgt_qpn || !r->peer_qpn)
 		die("%s's or %s's sdr QPN unknown: no connected flow between them "
 		    "in sysfs (give --qpn and --peer-qpn)", r->tgt.name, r->peer.name);
