@@ -50,7 +50,12 @@
  *   ENOTTY      unknown ioctl number
  *   EBADFD      the context is not bound yet (all but SDR_IOC_BIND)
  *   ENODEV      the bound RDMA device was removed; only close() is left
- *   ENOENT      flow_id names no flow of this context
+ *   EIO         the bound device broke (its queue pair could not be
+ *               recovered after a transport error): every flow failed,
+ *               poll() reports EPOLLERR; only FLOW_INFO and FLOW_DESTROY
+ *               still work, until the device is removed
+ *   ENOENT      flow_id names no flow of this context (also when another
+ *               thread destroyed it during the call)
  */
 #ifndef _UAPI_SDR_H
 #define _UAPI_SDR_H
@@ -116,6 +121,12 @@ struct sdr_bind {
 
 #define SDR_STATUS_OK		0	/* all bytes delivered / sent */
 #define SDR_STATUS_PARTIAL	1	/* recv: completed with holes (NONE) */
+/*
+ * A send's completion comes only once the device holds none of its
+ * packets: its memory is the process's again, whatever the status.  A
+ * send completes FAILED, the flow going on, when the receiving process
+ * discarded the receive (SDR_IOC_RECV_COMPLETE before it completed).
+ */
 #define SDR_STATUS_FAILED	2	/* peer dead, flow closed or reset */
 #define SDR_STATUS_FLUSHED	3	/* flow destroyed or device removed */
 
@@ -318,7 +329,9 @@ struct sdr_recv_post {
 /*
  * SDR_IOC_RECV_COMPLETE - give a receive slot back.  Allowed in any state
  * after the post: a message still arriving is abandoned (its late packets
- * are dropped as stale; no completion is produced for it afterwards).
+ * are dropped as stale; no completion is produced for it afterwards), and
+ * under SR and EC its sender is told (ABORT): its send completes
+ * SDR_STATUS_FAILED, not OK, and the flow goes on.
  * errors: EINVAL slot out of range; ESTALE slot does not hold seq (already
  *      completed, or never posted).
  */
@@ -356,7 +369,9 @@ struct sdr_recv_complete {
  *      completion ring full; EINVAL len 0 or above max_msg_size, a range
  *      outside the send region, a stream part not aligned or beyond
  *      msg_len, END before msg_len bytes, two stream flags; ESTALE seq
- *      names no open stream of this flow; EPIPE flow closed or failed;
+ *      names no open stream of this flow; EBUSY another part of this
+ *      stream is being copied in by another thread (post one part at a
+ *      time); EPIPE flow closed or failed;
  *      EFAULT a user pointer that cannot be read; ENOMEM no memory for
  *      the message's state (SR, EC: about 18 bytes a packet) or its EC
  *      parity (m/k of the message, module parameters ec_k and ec_m).
