@@ -110,7 +110,7 @@ SDR_PARAM(ec_m, 8, 1, 32, 0644,
 SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
 	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
 SDR_PARAM(fail_qp_recovery, 0, 0, 1, 0644,
-	  "Testing: 1 makes the next QP recovery fail, as a broken device would");
+	  "Testing: 1 makes QP recoveries fail, as on a broken device");
 SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
 	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
 
