@@ -95,6 +95,7 @@ static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 
 	if (arg->__reserved)
 		return -EINVAL;
+	/* a quick refusal; ctx->lock decides below */
 	if (smp_load_acquire(&ctx->sdev))
 		return -EBUSY;
 	entries = arg->cq_entries ?: SDR_CQ_DEFAULT;
@@ -354,6 +355,7 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 	void *mem;
 	int ret;
 
+	/* pairs with bind's release: ring and flows are set up */
 	if (!smp_load_acquire(&ctx->sdev))
 		return -EBADFD;
 	if (!cookie) {
@@ -393,6 +395,7 @@ out_put:
 static __poll_t sdr_poll(struct file *file, poll_table *wait)
 {
 	struct sdr_ctx *ctx = file->private_data;
+	/* pairs with bind's release: the ring is set up */
 	struct sdr_dev *sdev = smp_load_acquire(&ctx->sdev);
 	__poll_t mask = 0;
 

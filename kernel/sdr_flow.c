@@ -440,8 +440,8 @@ static void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 		.type		= type,
 		.status		= status,
 	};
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (status == SDR_STATUS_OK || status == SDR_STATUS_PARTIAL)
 		trace_sdr_msg_done(flow->id, type == SDR_CQE_RECV, seq, len,
 				   status);
@@ -456,8 +456,8 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	slot->state = SDR_RECV_DONE;
 	sdr_eck_rx_release(flow, idx);
 	WRITE_ONCE(st->status, status);
@@ -468,8 +468,9 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	if (status == SDR_STATUS_OK) {
 		__set_bit(slot->seq % SDR_RX_HIST, flow->rx_delivered);
 		flow->stats.msgs_received++;
-	} else if (status == SDR_STATUS_FAILED)
+	} else if (status == SDR_STATUS_FAILED) {
 		flow->stats.msgs_failed++;
+	}
 	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
 		     slot->msg_len, READ_ONCE(st->imm), slot->user_data);
 }
@@ -512,7 +513,6 @@ static u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq)
 {
 	return (seq - flow->rx_seq0) % flow->max_msgs;
 }
-
 
 int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 {
@@ -620,8 +620,8 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 {
 	u64 next = 0;
 	u32 i;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];
 
@@ -653,8 +653,8 @@ static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 	u64 window = flow->stats.rx_packets + READ_ONCE(sdr_none_reorder_pkts);
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	flow->rx_last_ns = ktime_get_ns();
 	sdr_flow_arm_rx_timer(flow, flow->rx_last_ns +
 			      (u64)READ_ONCE(sdr_none_idle_ms) * NSEC_PER_MSEC);
@@ -709,8 +709,8 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 {
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 	struct sdr_rxslot *slot = &flow->slots[idx];
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	slot->policy = pkt->policy;
 	slot->msg_len = pkt->msg_len;
 	slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
@@ -743,8 +743,8 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
 	u32 chunk;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	/* The bytes are in place before the bit says so. */
 	smp_mb__before_atomic();
 	set_bit(pi, pbits);
@@ -778,8 +778,8 @@ static int sdr_flow_rx_unmatched(struct sdr_flow *flow,
 	s32 ahead = (s32)(pkt->msg_seq - flow->rx_next_post);
 	bool arq = sdr_policy_arq(pkt->policy);
 	u32 flags;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (ahead >= 0) {
 		if (arq && ahead < (s32)flow->max_msgs)
 			sdr_srk_rx_rnr(flow, pkt, q);
@@ -801,8 +801,8 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	struct sdr_rxslot *slot;
 	int reason;
 	u32 idx;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (!sdr_policy_supported(pkt->policy))
 		return SDR_DROP_POLICY;
 	reason = -sdr_wire_check_geometry(pkt, flow->payload,
@@ -953,8 +953,8 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 	struct sdr_txmsg *msg;
 	u64 now = 0;
 	u32 len;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
 		return false;
 	list_for_each_entry(msg, &flow->tx_msgs, node) {
@@ -1007,8 +1007,8 @@ void sdr_flow_finish_tx(struct sdr_flow *flow)
 {
 	struct sdr_txmsg *msg, *tmp;
 	u8 status;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
 		if (sdr_policy_arq(msg->policy)) {
 			if (!msg->sr.status || msg->pkts_done != msg->pkts_posted)
@@ -1438,8 +1438,8 @@ void sdr_flow_destroy_all(struct sdr_ctx *ctx)
 {
 	struct sdr_flow *flow;
 	unsigned long id;
-	lockdep_assert_held(&ctx->lock);
 
+	lockdep_assert_held(&ctx->lock);
 	xa_for_each(&ctx->flows, id, flow)
 		sdr_flow_detach(ctx, flow, !ctx->sdev->dying);
 }

@@ -31,7 +31,6 @@ void sdr_flow_fail(struct sdr_flow *flow);
 void sdr_flow_end(struct sdr_flow *flow, u32 state);
 void sdr_flow_finish_tx(struct sdr_flow *flow);
 
-
 /* Messages of these policies run the SR engine (EC adds parity to it). */
 static inline bool sdr_policy_arq(u32 policy)
 {

@@ -100,8 +100,8 @@ void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 g = pkt->offset / flow->payload / slot->sr.ec_k;
 	u8 **p;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (!slot->ec_par) {
 		slot->ec_par = kcalloc(slot->sr.ngroups * slot->sr.ec_m,
 				       sizeof(*slot->ec_par),
@@ -124,8 +124,8 @@ void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g)
 {
 	u32 j, m = flow->slots[idx].sr.ec_m;
 	u8 **p;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	for (j = 0; j < m; j++) {
 		p = sdr_eck_slot(flow, idx, g, j);
 		if (p) {
@@ -140,8 +140,8 @@ void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (!slot->ec_par)
 		return;
 	for (i = 0; i < slot->ec_par_n; i++)
@@ -228,8 +228,8 @@ static void sdr_eck_job_apply(struct sdr_flow *flow, const struct sdr_ec_job *jo
 	u8 *base = flow->recv_region + (size_t)job->idx * flow->slot_stride;
 	u64 have;
 	int ret;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	sdr_sr_rx_group(r, job->g, &first, &kg, &have);
 	for (i = 0; i < kg; i++) {
 		if (have & BIT_ULL(i))

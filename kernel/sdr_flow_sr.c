@@ -54,8 +54,8 @@ void sdr_srk_cfg(struct sdr_flow *flow)
 static void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
 {
 	u64 floor = ktime_get_ns() + SDR_SR_TIMER_MIN_NS;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (flow->dead || deadline_ns == U64_MAX)
 		return;
 	deadline_ns = max(deadline_ns, floor);
@@ -96,8 +96,8 @@ static struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow,
 				      struct sdr_ctrlq *q, u32 seq)
 {
 	struct sdr_ctrl *c;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (q->n == ARRAY_SIZE(q->c))
 		return NULL;
 	c = &q->c[q->n++];
@@ -119,8 +119,8 @@ void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 	struct sdr_ack ack;
 	struct sdr_pkt hdr;
 	struct sdr_ctrl *c;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	while (q->n < ARRAY_SIZE(q->c) &&
 	       sdr_sr_rx_next_ctrl(&flow->sr, &slot->sr, now, &hdr, &ack) > 0) {
 		c = sdr_ctrlq_add(flow, q, slot->seq);
@@ -154,8 +154,8 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	u8 *par = NULL;
 	u32 g = 0;
 	int ret;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	/* EC parity needs a copy of its payload before the engine counts it */
 	if ((pkt->flags & SDR_PKT_F_PARITY) && active &&
 	    pkt->policy == SDR_WIRE_POLICY_EC) {
@@ -201,8 +201,8 @@ void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, seq);
 	struct sdr_ack ack;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (!c)
 		return;
 	sdr_sr_stale_ack(&c->hdr, &ack, flags, ts);
@@ -215,8 +215,8 @@ void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 		    struct sdr_ctrlq *q)
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (!c)
 		return;
 	c->hdr.type = SDR_PKT_RNR;
@@ -228,8 +228,8 @@ void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 static struct sdr_txmsg *sdr_srk_find(struct sdr_flow *flow, u32 seq)
 {
 	struct sdr_txmsg *msg;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	list_for_each_entry(msg, &flow->tx_msgs, node)
 		if (msg->seq == seq && sdr_policy_arq(msg->policy))
 			return msg;
@@ -245,8 +245,8 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	u64 now = ktime_get_ns(), bad;
 	struct sdr_ack ack;
 	int ret;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (!msg)
 		return SDR_DROP_STALE;	/* finished already: a late copy */
 	bad = flow->sr.st.bad_acks;
@@ -297,8 +297,8 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
 	struct sdr_sr_txd txd;
 	int ret;
-	lockdep_assert_held(&flow->lock);
 
+	lockdep_assert_held(&flow->lock);
 	if (msg->sr.status)
 		return false;
 	sdr_srk_heard(flow, msg);

@@ -279,8 +279,8 @@ static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
 		.remote_qkey	= qkey,
 	};
 	int ret;
-	lockdep_assert_held(&tx->sdev->tx_lock);
 
+	lockdep_assert_held(&tx->sdev->tx_lock);
 	/* rxe silently drops a UD send above the MTU: refuse it here. */
 	if (buf_len + len > sdev->mtu) {
 		pr_err_ratelimited("%s: flow %u: %u byte packet above the MTU %u\n",
