@@ -554,7 +554,7 @@ static const struct ioc {
 	unsigned long cmd;
 	uint32_t v1;
 	uint32_t flags;		/* the flags it knows */
-	int errs[6];		/* its own errnos besides the common ones */
+	int errs[8];		/* its own errnos besides the common ones */
 } iocs[] = {
 	[NR_BIND] = { "BIND", SDR_IOC_BIND, SDR_BIND_SIZE_V1, SDR_BIND_BY_GID,
 		      { EBUSY, ENOMEM } },
@@ -573,7 +573,7 @@ static const struct ioc {
 	[NR_SEND] = { "SEND_POST", SDR_IOC_SEND_POST, SDR_SEND_POST_SIZE_V1,
 		      SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
 		      SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
-		      { ENOTCONN, EAGAIN, ESTALE, EPIPE, ENOMEM } },
+		      { ENOTCONN, EAGAIN, ESTALE, EBUSY, EPIPE, ENOMEM } },
 	[NR_MODIFY] = { "FLOW_MODIFY", SDR_IOC_FLOW_MODIFY,
 			SDR_FLOW_MODIFY_SIZE_V1, SDR_FLOW_MODIFY_POLICY, { 0 } },
 };
@@ -586,7 +586,7 @@ static const char *const stat_name[NSTAT] = {
 
 /* The errors of every ioctl (uapi/sdr.h, top comment). */
 static const int common_errs[] = {
-	EFAULT, EINVAL, E2BIG, EOPNOTSUPP, ENOTTY, EBADFD, ENODEV, ENOENT,
+	EFAULT, EINVAL, E2BIG, EOPNOTSUPP, ENOTTY, EBADFD, ENODEV, EIO, ENOENT,
 };
 
 static int errno_listed(int nr, int e)
@@ -596,7 +596,7 @@ static int errno_listed(int nr, int e)
 	for (i = 0; i < sizeof(common_errs) / sizeof(common_errs[0]); i++)
 		if (e == common_errs[i])
 			return 1;
-	for (i = 0; i < 6 && iocs[nr].errs[i]; i++)
+	for (i = 0; i < 8 && iocs[nr].errs[i]; i++)
 		if (e == iocs[nr].errs[i])
 			return 1;
 	return 0;
@@ -2421,7 +2421,7 @@ static void op_poll(struct thr *t)
 			fz_fail(t, "poll: revents %#x on an sdr fd", pf[i].revents);
 		else if (!in_child && sl[i].dev >= 0 &&
 			 (pf[i].revents & (POLLERR | POLLHUP)))
-			fz_fail(t, "poll: %#x on a context bound to a present device",
+			fz_fail(t, "poll: %#x on a context bound to a present device (did its QP break?)",
 				pf[i].revents);
 	}
 }
