@@ -109,6 +109,7 @@ struct opts {
 	uint32_t qkey;
 	uint32_t qpn, peer_qpn;		/* 0: from sysfs */
 	unsigned int probe;
+	uint64_t mark;
 	bool until_gone;
 	double wait_s;
 	bool json, quiet;
@@ -130,6 +131,7 @@ struct flow_ref {
 	uint8_t policy;
 	bool alive;			/* connected at the last scan */
 	bool gone;			/* went away or left "connected" */
+	char why[48];			/* how it went, for the summary */
 	/* aimed at it, not yet confirmed: [i] sent i scans before the last */
 	uint64_t pend[CONFIRM_SCANS + 1];
 	uint64_t confirmed, late;
@@ -145,6 +147,8 @@ struct rogue {
 	struct devinfo tgt, peer;
 	uint32_t tgt_qpn, peer_qpn;
 	uint64_t rng;
+	uint64_t t_start;		/* mono_ns() of the first send */
+	double waited_s;		/* for the flows, before it */
 
 	struct flow_ref flows[MAX_FLOWS];
 	int nflows;
@@ -330,23 +334,29 @@ static uint8_t policy_byte(const char *s)
 	return SDR_WIRE_POLICY_NONE;
 }
 
-/* One flow directory: 0 and *f filled, or -1 (gone or not connected yet). */
+/*
+ * One flow directory: 0 and *f filled, or a negative errno (gone), or
+ * -EAGAIN (no peer yet: not connected).
+ */
 static int flow_read(const char *dev, uint32_t id, struct flow_ref *f,
 		     char *state, size_t nstate)
 {
 	char path[256], buf[160], gid[64];
 	unsigned int qpn, pf;
+	int ret;
 
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/state", dev, id);
-	if (read_line(path, state, nstate))
-		return -1;
+	ret = read_line(path, state, nstate);
+	if (ret)
+		return ret;
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/peer", dev, id);
-	if (read_line(path, buf, sizeof(buf)))
-		return -1;
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
 	f->id = id;
 	if (sscanf(buf, "%63s %u %u", gid, &qpn, &pf) != 3 ||
 	    inet_pton(AF_INET6, gid, f->peer_gid) != 1)
-		return -1;	/* "-": not connected yet */
+		return -EAGAIN;	/* "-": not connected yet */
 	f->peer_qpn = qpn;
 	f->peer_flow = pf;
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/policy", dev, id);
@@ -415,10 +425,12 @@ static int scan_flows(struct rogue *r, bool final)
 	for (i = 0; i < r->nflows; i++) {
 		struct flow_ref *f = &r->flows[i], tmp;
 		bool there;
+		int ret;
 
 		if (f->gone)
 			continue;
-		there = !flow_read(r->tgt.name, f->id, &tmp, state, sizeof(state));
+		ret = flow_read(r->tgt.name, f->id, &tmp, state, sizeof(state));
+		there = !ret;
 		if (there && strcmp(state, "connected") && !r->first_bad_state_ms) {
 			r->first_bad_state_ms = wall_ms();
 			snprintf(r->bad_state, sizeof(r->bad_state),
@@ -435,6 +447,9 @@ static int scan_flows(struct rogue *r, bool final)
 			}
 			f->alive = false;
 			f->gone = true;
+			snprintf(f->why, sizeof(f->why), "%s at %.1f s",
+				 there ? state : strerror(-ret),
+				 (mono_ns() - r->t_start) / 1e9);
 			continue;
 		}
 		f->alive = true;
@@ -1235,9 +1250,9 @@ static void summary(struct rogue *r, double secs)
 		       ", verbs completion errors %" PRIu64 "\n", r->captured,
 		       r->icrc_ok, r->icrc_bad, r->send_errors, r->verbs_errors);
 		for (i = 0; i < r->nflows; i++)
-			printf("  flow %u: confirmed %" PRIu64 " late %" PRIu64 "%s\n",
+			printf("  flow %u: confirmed %" PRIu64 " late %" PRIu64 "%s%s\n",
 			       r->flows[i].id, r->flows[i].confirmed, r->flows[i].late,
-			       r->flows[i].alive ? "" : " (gone)");
+			       r->flows[i].gone ? ", gone: " : "", r->flows[i].why);
 		if (r->first_bad_state_ms)
 			printf("  state seen: %s at %" PRId64 " ms\n", r->bad_state,
 			       r->first_bad_state_ms);
@@ -1245,9 +1260,10 @@ static void summary(struct rogue *r, double secs)
 	if (!r->o.json)
 		return;
 	printf("{\"dev\":\"%s\",\"peer\":\"%s\",\"qpn\":%u,\"peer_qpn\":%u,"
-	       "\"seed\":%" PRIu64 ",\"seconds\":%.3f,\"sent\":%" PRIu64
+	       "\"seed\":%" PRIu64 ",\"waited\":%.3f,\"seconds\":%.3f,\"sent\":%" PRIu64
 	       ",\"send_errors\":%" PRIu64 ",\"verbs_errors\":%" PRIu64 ",\"shapes\":{",
-	       r->tgt.name, r->peer.name, r->tgt_qpn, r->peer_qpn, r->o.seed, secs,
+	       r->tgt.name, r->peer.name, r->tgt_qpn, r->peer_qpn, r->o.seed,
+	       r->waited_s, secs,
 	       r->sent, r->send_errors, r->verbs_errors);
 	for (s = 0; s < SH_NR; s++) {
 		printf("%s\"%s\":[%" PRIu64 ",%" PRIu64 "]", sep, shape_names[s],
@@ -1264,8 +1280,9 @@ static void summary(struct rogue *r, double secs)
 	}
 	printf("},\"flows\":{");
 	for (i = 0; i < r->nflows; i++)
-		printf("%s\"%u\":[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", r->flows[i].id,
-		       r->flows[i].confirmed, r->flows[i].late);
+		printf("%s\"%u\":[%" PRIu64 ",%" PRIu64 ",\"%s\"]", i ? "," : "",
+		       r->flows[i].id, r->flows[i].confirmed, r->flows[i].late,
+		       r->flows[i].why);
 	printf("},\"captured\":%" PRIu64 ",\"captured_by_type\":{\"data\":%" PRIu64
 	       ",\"ack\":%" PRIu64 ",\"nack\":%" PRIu64 ",\"rnr\":%" PRIu64
 	       ",\"close\":%" PRIu64 "},\"icrc_ok\":%" PRIu64 ",\"icrc_bad\":%" PRIu64
@@ -1292,6 +1309,7 @@ static void usage(FILE *f)
 "                       frames, once some were captured (20; 0: no capture)\n"
 "      --until-gone     also stop when every target flow seen has gone\n"
 "      --wait SEC       wait up to SEC for a connected flow on DEV (0)\n"
+"      --mark N         print \"rogue: mark N\" once N packets are out\n"
 "      --qkey Q         Q_Key (0x5d520001, sdr's)\n"
 "      --qpn N          DEV's sdr QPN (default: from PEER's flows in sysfs)\n"
 "      --peer-qpn N     PEER's sdr QPN (default: from DEV's flows)\n"
@@ -1306,7 +1324,7 @@ static void usage(FILE *f)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_REPLAY = 256, O_QKEY, O_QPN, O_PQPN, O_PROBE, O_JSON, O_GONE,
-	       O_WAIT };
+	       O_WAIT, O_MARK };
 	static const struct option lo[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "peer", required_argument, NULL, 'p' },
@@ -1318,6 +1336,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "replay", required_argument, NULL, O_REPLAY },
 		{ "until-gone", no_argument, NULL, O_GONE },
 		{ "wait", required_argument, NULL, O_WAIT },
+		{ "mark", required_argument, NULL, O_MARK },
 		{ "qkey", required_argument, NULL, O_QKEY },
 		{ "qpn", required_argument, NULL, O_QPN },
 		{ "peer-qpn", required_argument, NULL, O_PQPN },
@@ -1358,6 +1377,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_REPLAY: o->replay_pct = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_GONE: o->until_gone = true; break;
 		case O_WAIT: o->wait_s = strtod(optarg, NULL); break;
+		case O_MARK: o->mark = strtoull(optarg, NULL, 0); break;
 		case O_QKEY: o->qkey = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_QPN: o->qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PQPN: o->peer_qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -1417,7 +1437,9 @@ int main(int argc, char **argv)
 	if (r->o.mode[M_VERBS])
 		verbs_open(r);
 
+	r->waited_s = (mono_ns() - t0) / 1e9;
 	t0 = mono_ns();
+	r->t_start = t0;
 	end = t0 + (uint64_t)(r->o.seconds * 1e9);
 	next = t0;
 	next_scan = t0 + SCAN_NS;
@@ -1450,6 +1472,10 @@ int main(int argc, char **argv)
 			mode = (mode + 1) % M_NR;
 		while (!r->o.mode[mode]);
 		send_one(r, mode);
+		if (r->o.mark && r->sent == r->o.mark) {
+			printf("rogue: mark %" PRIu64 "\n", r->sent);
+			fflush(stdout);
+		}
 	}
 	if (r->qp)
 		verbs_reap(r, true);

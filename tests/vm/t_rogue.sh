@@ -15,7 +15,7 @@
 # NONE nothing is retransmitted, so only verify and the drops are checked.
 . "$(dirname "$0")/lib.sh"
 
-policies=(none sr ec)
+read -ra policies <<<"${SDR_ROGUE_POLICIES:-none sr ec}"
 plan $((2 + 8 * ${#policies[@]}))
 sdr_load
 rogue=$TOP/tests/vm/bin/rogue
@@ -27,7 +27,7 @@ tmp=$(mktemp -d)
 port=18700
 rate=${SDR_ROGUE_RATE:-300}	# packets per second, per rogue
 seed=${SDR_ROGUE_SEED:-1}
-secs=${SDR_ROGUE_SECONDS:-10}	# of each transfer
+npkts=${SDR_ROGUE_PACKETS:-1500}	# per rogue before the transfer may end
 T=/sys/kernel/tracing
 
 pair_connected() {
@@ -107,6 +107,9 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
+# marked FILE PID: the rogue sent its --mark packets, or is gone.
+marked() { grep -q '^rogue: mark' "$1" || ! kill -0 "$2" 2>/dev/null; }
+
 # jf FILE EXPR: evaluate EXPR with j = the JSON on FILE's last line.
 jf() {
 	python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print($2)" "$1" 2>/dev/null
@@ -122,17 +125,26 @@ for pol in "${policies[@]}"; do
 	"$perf" -d rxe1 -p "$port" -q --verify --json >"$tmp/$pol.srv" 2>&1 &
 	spid=$!
 	wait_listen "$port"
-	# The rogues wait for the flows and stop when they are gone (or
-	# after 300 s, a hang bound): they cover the whole transfer.
-	"$rogue" -d rxe1 -p rxe0 -r "$rate" -s "$seed" -t 300 --wait 60 \
-		--until-gone -q --json >"$tmp/$pol.r1" 2>&1 &
+	# The rogues wait for the flows and spray until they are gone (or
+	# for 600 s, a hang bound): they cover the whole transfer, which
+	# ends (SIGINT: the client stops posting, drains, exits 0) once both
+	# sent their $npkts packets, however long that takes.
+	"$rogue" -d rxe1 -p rxe0 -r "$rate" -s "$seed" -t 600 --wait 60 \
+		--mark "$npkts" --until-gone -q --json >"$tmp/$pol.r1" 2>&1 &
 	r1=$!
-	"$rogue" -d rxe0 -p rxe1 -r "$rate" -s "$((seed + 1))" -t 300 --wait 60 \
-		--until-gone -q --json >"$tmp/$pol.r0" 2>&1 &
+	"$rogue" -d rxe0 -p rxe1 -r "$rate" -s "$((seed + 1))" -t 600 --wait 60 \
+		--mark "$npkts" --until-gone -q --json >"$tmp/$pol.r0" 2>&1 &
 	r0=$!
 	t0=$SECONDS
-	"$perf" -d rxe0 -p "$port" -q -P "$pol" -s 256K -D "$secs" --verify \
-		--json 198.18.0.2 >"$tmp/$pol.cli" 2>&1
+	"$perf" -d rxe0 -p "$port" -q -P "$pol" -s 256K -D 600 --verify \
+		--json 198.18.0.2 >"$tmp/$pol.cli" 2>&1 &
+	cpid=$!
+	wait_for 600 marked "$tmp/$pol.r1" "$r1" ||
+		diag "$pol: the rogue at rxe1 never sent $npkts packets"
+	wait_for 600 marked "$tmp/$pol.r0" "$r0" ||
+		diag "$pol: the rogue at rxe0 never sent $npkts packets"
+	kill -INT "$cpid"
+	wait "$cpid"
 	crc=$?
 	diag "$pol: the client ran $((SECONDS - t0)) s"
 	wait "$spid"
@@ -148,8 +160,8 @@ for pol in "${policies[@]}"; do
 	tail -n 1 "$tmp/$pol.cli" | sed "s/^/# $pol client: /"
 	grep -v '^{' "$tmp/$pol.srv" | tail -n 3 | sed "s/^/# $pol server: /"
 	for f in r1 r0; do
-		grep -v '^{' "$tmp/$pol.$f" | sed "s/^/# $pol rogue $f: /"
-		cut -c 1-600 <<<"$(tail -n 1 "$tmp/$pol.$f")" | sed "s/^/# $pol rogue $f: /"
+		grep -v '^{\|^rogue: mark' "$tmp/$pol.$f" | sed "s/^/# $pol rogue $f: /"
+		tail -n 1 "$tmp/$pol.$f" | sed "s/^/# $pol rogue $f: /"
 	done
 
 	check "$pol: sdr_perf exits 0 on both ends, both rogues too" \
@@ -177,7 +189,7 @@ for pol in "${policies[@]}"; do
 			test "$nfail/$((nclosed <= 1))/$f0/$f1" = 0/1/0/0
 	fi
 	check "$pol: rogue at rxe1 sent raw, verbs and replayed frames, all taken" \
-		python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).read().splitlines()[-1]); s=j["shapes"]; raw=sum(v[0] for v in s.values()); vb=sum(v[1] for v in s.values()); assert raw and vb and s["replay"][0] and not j["send_errors"] and not j["verbs_errors"], (raw, vb, s["replay"])' "$tmp/$pol.r1"
+		python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).read().splitlines()[-1]); s=j["shapes"]; raw=sum(v[0] for v in s.values()); vb=sum(v[1] for v in s.values()); assert raw and vb and s["replay"][0] and j["sent"] >= int(sys.argv[2]) and not j["send_errors"] and not j["verbs_errors"], (raw, vb, s["replay"])' "$tmp/$pol.r1" "$npkts"
 	check "$pol: rogue's ICRC equals rxe's on every captured genuine frame" \
 		python3 -c 'import json,sys; js=[json.loads(open(f).read().splitlines()[-1]) for f in sys.argv[1:]]; ok=sum(j["icrc_ok"] for j in js); bad=sum(j["icrc_bad"] for j in js); assert ok and not bad, (ok, bad)' "$tmp/$pol.r1" "$tmp/$pol.r0"
 	out=$(check_drops "$pol rxe1" "$tmp/$pol.r1" "$tmp/$pol.b1" "$tmp/$pol.a1" 2>&1)
