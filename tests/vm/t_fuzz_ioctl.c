@@ -133,7 +133,7 @@ static struct {
 	char dev[2][SDR_DEVNAME_LEN];
 	uint8_t gid[2][SDR_GID_LEN];
 	int have_gid[2];
-	int file_fd;		/* a file to map (this program) */
+	int file_fd;		/* a file to map (a memfd) */
 	size_t file_len;
 	int ep_fd;		/* an epoll instance */
 } S;
@@ -175,6 +175,7 @@ static struct shared {
 	long ops;
 	long faults;		/* expected faults caught */
 	long stat[NSTAT][NERR];
+	long cqes[3][4];	/* completions consumed, by type and status */
 	struct hist hist[NHIST];
 } *G;
 
@@ -1212,6 +1213,7 @@ static void op_mmap(struct thr *t)
 	size_t right, len;
 	const char *bad = NULL;
 	int s, ro, prot, flags = pct(t, 15) ? MAP_PRIVATE : MAP_SHARED;
+	int unknown = 0;
 
 	if (pct(t, 25)) {
 		s = pick_slot(t, 1);
@@ -1222,6 +1224,8 @@ static void op_mmap(struct thr *t)
 		g.cq_entries = sl.b.cq_entries;
 		off = 0;
 		right = sl.dev >= 0 ? sl.b.ring_size : PG;
+		/* dup'ed slots may not know their context got bound */
+		unknown = sl.dev < 0;
 	} else {
 		if (pick_flow(t, &f, W_LIVE) < 0)
 			return;
@@ -1290,7 +1294,7 @@ static void op_mmap(struct thr *t)
 	}
 	if (ro && (prot & PROT_WRITE) && !bad)
 		bad = "writable, of a read-only area";
-	map_new(t, s, off, len, prot, flags, &g, bad);
+	map_new(t, s, off, len, prot, flags, &g, unknown ? NULL : bad);
 }
 
 static void op_anon(struct thr *t)
@@ -1628,6 +1632,7 @@ struct drain {
 	struct sdr_cqe e;
 	int ngot;
 	struct { uint32_t flow, slot, seq; } got[16];
+	long seen[3][4];
 };
 
 static void drain(void *p)
@@ -1648,9 +1653,11 @@ static void drain(void *p)
 	}
 	a->t2 = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
 	if (a->t1 - a->h <= m->cq_entries) {
-		for (i = a->h; i != a->t1 && a->ngot < 16; i++) {
+		for (i = a->h; i != a->t1; i++) {
 			memcpy(&e, (const void *)&cqes[i & mask], sizeof(e));
-			if (e.type == SDR_CQE_RECV) {
+			if (e.type <= SDR_CQE_RECV && e.status <= SDR_STATUS_FLUSHED)
+				a->seen[e.type][e.status]++;
+			if (e.type == SDR_CQE_RECV && a->ngot < 16) {
 				a->got[a->ngot].flow = e.flow_id;
 				a->got[a->ngot].slot = e.slot;
 				a->got[a->ngot++].seq = e.seq;
@@ -1685,6 +1692,9 @@ static void op_drain(struct thr *t)
 	judge_access(t, mi, &m, faulted, 1);
 	if (faulted)
 		return;
+	for (k = 0; k < 12; k++)
+		__atomic_add_fetch(&G->cqes[k / 4][k % 4], a.seen[k / 4][k % 4],
+				   __ATOMIC_RELAXED);
 	/* An entry below tail is written, unless the ring wrapped since. */
 	if (a.bad && a.t2 - a.t1 + 8 < m.cq_entries && map_gen(mi) == m.gen)
 		fz_fail(t, "ring entry below tail %u: %s out of range (type %u status %u flow %#x)",
@@ -2325,7 +2335,8 @@ static void op_stream_vs_peer(struct thr *t)
 		if (src >= 0 && m.len >= len && pct(t, 70)) {
 			p.addr = (uintptr_t)m.addr;
 			if (m.kind == K_FILE)	/* slow again: out of the page cache */
-				posix_fadvise(S.file_fd, 0, 0, POSIX_FADV_DONTNEED);
+				fallocate(S.file_fd, FALLOC_FL_PUNCH_HOLE |
+					  FALLOC_FL_KEEP_SIZE, 0, (off_t)len);
 		}
 		if (pct(t, 50))
 			usleep(below(t, 3000));
@@ -2920,6 +2931,9 @@ static void print_stats(void)
 					      ename(e), G->stat[i][e]);
 		say("%s", line);
 	}
+	say("completions   send: ok %ld failed %ld flushed %ld; recv: ok %ld partial %ld failed %ld flushed %ld",
+	    G->cqes[1][0], G->cqes[1][2], G->cqes[1][3], G->cqes[2][0],
+	    G->cqes[2][1], G->cqes[2][2], G->cqes[2][3]);
 }
 
 TEST_T(fuzz, 300)
@@ -2963,18 +2977,15 @@ TEST_T(fuzz, 300)
 		S.slot[i].fd = -1;
 	snprintf(S.dev[0], sizeof(S.dev[0]), "%s", dev0());
 	snprintf(S.dev[1], sizeof(S.dev[1]), "%s", dev1());
-	S.file_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	if (S.file_fd >= 0) {
-		struct stat sb;
-
-		if (fstat(S.file_fd, &sb) || sb.st_size < (off_t)PG) {
-			close(S.file_fd);
-			S.file_fd = -1;
-		} else {
-			S.file_len = (size_t)sb.st_size & ~(PG - 1);
-			if (S.file_len > ARENA_SLOT)
-				S.file_len = ARENA_SLOT;
-		}
+	/*
+	 * A file to map and send from: a memfd, not a file of the shared
+	 * root (the host may rewrite those under the guest).
+	 */
+	S.file_len = UBUF_LEN;
+	S.file_fd = memfd_create("t_fuzz_ioctl", MFD_CLOEXEC);
+	if (S.file_fd >= 0 && ftruncate(S.file_fd, (off_t)S.file_len)) {
+		close(S.file_fd);
+		S.file_fd = -1;
 	}
 	S.ep_fd = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_GE(S.ep_fd, 0);
