@@ -84,6 +84,79 @@ FIXTURE_TEARDOWN(pair)
 	free(self->scratch);
 }
 
+/*
+ * Where packets went, for the log of a receive that did not complete OK:
+ * the sending rxe's sent_pkts, the receiving rxe's rcvd_pkts (packets that
+ * reached its responder) and rdma_recvs (packets it put in a posted
+ * receive buffer: the difference is what a UD QP drops with its receive
+ * queue empty), and every sdr drop reason on the receiving device.
+ */
+static uint64_t sysfs_u64(const char *fmt, const char *dev, const char *name)
+{
+	char path[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), fmt, dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+#define HW_CTR	"/sys/class/infiniband/%s/ports/1/hw_counters/%s"
+#define SDR_DROP "/sys/class/sdr/%s/drops/%s"
+
+static const char *const drop_names[] = {
+	"no_recv", "stale", "dup", "no_flow", "not_peer", "no_memory",
+	"bad_geometry", "bad_msglen", "bad_token", "bad_policy",
+};
+#define NDROP (sizeof(drop_names) / sizeof(drop_names[0]))
+
+struct loss_snap {
+	uint64_t sent, rcvd, recvs, drops[NDROP];
+};
+
+static void loss_snap(struct loss_snap *s)
+{
+	uint32_t k;
+
+	s->sent = sysfs_u64(HW_CTR, dev0(), "sent_pkts");
+	s->rcvd = sysfs_u64(HW_CTR, dev1(), "rcvd_pkts");
+	s->recvs = sysfs_u64(HW_CTR, dev1(), "rdma_recvs");
+	for (k = 0; k < NDROP; k++)
+		s->drops[k] = sysfs_u64(SDR_DROP, dev1(), drop_names[k]);
+}
+
+static struct loss_snap loss_t0;
+
+static void loss_log(void)
+{
+	struct loss_snap now;
+	char buf[512];
+	int n = 0;
+	uint32_t k;
+
+	loss_snap(&now);
+	for (k = 0; k < NDROP && n < (int)sizeof(buf) - 40; k++)
+		if (now.drops[k] != loss_t0.drops[k])
+			n += snprintf(buf + n, sizeof(buf) - n, " %s +%llu",
+				      drop_names[k],
+				      (unsigned long long)(now.drops[k] - loss_t0.drops[k]));
+	buf[n] = 0;
+	TH_LOG("since the transfer began: %s sent_pkts +%llu; %s rcvd_pkts +%llu, "
+	       "rdma_recvs +%llu (%lld dropped by rxe: receive queue empty); "
+	       "sdr drops on %s:%s", dev0(),
+	       (unsigned long long)(now.sent - loss_t0.sent), dev1(),
+	       (unsigned long long)(now.rcvd - loss_t0.rcvd),
+	       (unsigned long long)(now.recvs - loss_t0.recvs),
+	       (long long)((now.rcvd - loss_t0.rcvd) - (now.recvs - loss_t0.recvs)),
+	       dev1(), n ? buf : " none");
+}
+
 /* Log-uniform sizes in [1, 8 MiB): as many tiny as huge messages. */
 static uint32_t random_size(uint64_t *rng)
 {
@@ -193,6 +266,7 @@ static int verify_recv(struct pair_fixture *self, struct sdr_recv *h,
 		       (unsigned long long)rfi.rx_packets,
 		       (unsigned long long)rfi.rx_dropped,
 		       (unsigned long long)sfi.tx_packets);
+		loss_log();
 		return -1;
 	}
 	if (c->len != m->len || c->imm != i) {
@@ -258,6 +332,7 @@ static void transfer(struct pair_fixture *self, uint32_t n,
 		bytes += msgs[i].len;
 	}
 	TH_LOG("%u messages, %llu bytes, mode %d", n, (unsigned long long)bytes, mode);
+	loss_snap(&loss_t0);
 
 	while (done < n || sdone < sent) {
 		struct sdr_completion c[16];
