@@ -12,11 +12,12 @@
  *   verbs  a UD QP of its own on the peer's device (its own QPN, the
  *          peer's real address).
  *
- * It is blind: it may know addresses, QPNs, the Q_Key and, from sysfs (a
- * guess that hit), the flow ids and message sequence numbers, never a
- * flow's token.  In raw mode it also captures genuine frames toward the
- * target from the same socket (so never its own) and replays them later:
- * duplicates and stale packets that carry the real token.
+ * It is blind: it may know addresses, QPNs and the Q_Key, the flow ids
+ * (from sysfs: a guess that hit) and the message sequence numbers (from
+ * captured traffic), never a flow's token.  In raw mode it also captures
+ * genuine frames toward the target from the same socket (so never its
+ * own) and replays them later: duplicates and stale packets that carry the
+ * real token.
  *
  * Each forged packet goes through sdr_wire_decode(), the receiver's own
  * parser (kernel/sdr_wire.c), to predict the drop counter it must land in:
@@ -25,10 +26,10 @@
  * "confirmed" once a sysfs scan a second or more after the send still
  * shows the flow connected (a second bounds only a hung receive path);
  * packets sent less than that before a flow went away may have met it or
- * not and are counted as "late".  The summary (text, and
- * JSON on the last line with --json) gives what was sent by shape and
- * mode, those expectations, what was captured (and whether its ICRC is the
- * one rogue computes) and the flow states seen.
+ * not and are counted as "late".  The summary (text, and JSON on the last
+ * line with --json) gives what was sent by shape and mode, those
+ * expectations, what was captured (and whether its ICRC is the one rogue
+ * computes) and the flow states seen.
  */
 #include <infiniband/verbs.h>
 

@@ -173,9 +173,9 @@ for pol in "${policies[@]}"; do
 		skip "$pol: no flow failed or closed but by its peer" "NONE ends messages partial instead"
 	else
 		c=$(jf "$tmp/$pol.cli" '"%d/%d/%d/%d/%d/%d/%d" % (j["sent_messages"], j["send_ok"], j["recv_ok"], j["send_failed"], j["failed_messages"], j["partial_messages"], j["chunks_missing"])')
-		diag "$pol: sent/send_ok/recv_ok/send_failed/failed/partial/chunks_missing = $c"
+		diag "$pol: sent/send_ok/recv_ok/send_failed/failed/partial/chunks_missing = ${c:-(no JSON report from the client)}"
 		check "$pol: every message sent delivered and acknowledged (send_ok == recv_ok == sent, nothing failed or partial)" \
-			python3 -c 'import sys; v = [int(x) for x in sys.argv[1].split("/")]; assert v[0] > 0 and v[0] == v[1] == v[2] and v[3:] == [0, 0, 0, 0]' "$c"
+			python3 -c 'import sys; v = [int(x) for x in sys.argv[1].split("/")]; assert v[0] > 0 and v[0] == v[1] == v[2] and v[3:] == [0, 0, 0, 0]' "${c:-0/0/0/0/0/0/0}"
 		# A forged CLOSE or a dead-peer verdict shows as a state change;
 		# the only legitimate one is the close of the flow whose peer was
 		# destroyed first, at the end.
