@@ -100,6 +100,8 @@ struct fzflow {
 	int nst;
 	struct { uint32_t slot, seq; } rp[NRPOSTS];
 	int nrp;
+	int peer;		/* the record of the flow it is paired with, or -1 */
+	uint32_t peer_id;
 };
 
 enum { M_FREE, M_LIVE, M_BUSY };
@@ -181,6 +183,8 @@ static struct shared {
 
 static dev_t sdr_rdev;
 static int fz_seconds = 20, fz_threads = 4, fz_procs = 2, fz_trace, fz_stuck = 30;
+static int fz_hotplug;
+static char hot_netdev[32];	/* the netdev of the device hotplug removes */
 static uint64_t fz_seed;
 static int64_t t0_us, deadline_us;
 static int kmsg_fd = -1;
@@ -1046,6 +1050,8 @@ static void op_dup(struct thr *t)
 		fz_fail(t, "dup of an sdr fd: %s", ename(err));
 }
 
+static void map_ring(struct thr *t, int s);
+
 static void op_bind(struct thr *t)
 {
 	static const uint32_t cqs[] = { 0, 0, 0, 64, 128, 256, 1024, 4096,
@@ -1090,6 +1096,8 @@ static void op_bind(struct thr *t)
 		}
 	}
 	ulk();
+	if (pct(t, 70))
+		map_ring(t, s);
 }
 
 /* ---- mappings ---- */
@@ -1491,6 +1499,9 @@ static void op_mremap(struct thr *t)
 		S.map[to].gen = g;
 		S.map[to].addr = p;
 		S.map[to].len = nl;
+		/* past the end of the file: SIGBUS there */
+		if (m.kind == K_FILE && nl > m.len)
+			S.map[to].holey = 1;
 		S.map[to].state = M_LIVE;
 		S.map[mi].state = M_FREE;
 	} else {
@@ -1743,6 +1754,7 @@ static int flow_add(struct thr *t, int s, unsigned int gen,
 	S.flow[fi].id = c->flow_id;
 	S.flow[fi].c = *c;
 	S.flow[fi].connected = connected;
+	S.flow[fi].peer = -1;
 	i = fi;
 	ulk();
 	/* A live flow falling out of the table: destroy it, memory is finite. */
@@ -1842,7 +1854,13 @@ static void op_pair(struct thr *t)
 		k.peer = a.ep;
 		r = fz_ioctl(t, ia, NR_CONNECT, &k, 0, 0, "flow=%#x to itself",
 			     a.flow_id);
-		flow_add(t, ia, r.gen, &a, !r.ret);
+		fa = flow_add(t, ia, r.gen, &a, !r.ret);
+		lk();
+		if (fa >= 0 && S.flow[fa].id == a.flow_id) {
+			S.flow[fa].peer = fa;
+			S.flow[fa].peer_id = a.flow_id;
+		}
+		ulk();
 		return;
 	}
 	r = fz_ioctl(t, ib, NR_CREATE, &b, 0, 0, "policy=%u msg=%u n=%u (pair)",
@@ -1863,6 +1881,15 @@ static void op_pair(struct thr *t)
 	r = fz_ioctl(t, ib, NR_CONNECT, &k, 0, 0, "flow=%#x to %#x", b.flow_id,
 		     a.flow_id);
 	fb = flow_add(t, ib, r.gen, &b, !r.ret);
+	lk();
+	if (fa >= 0 && fb >= 0 && S.flow[fa].id == a.flow_id &&
+	    S.flow[fb].id == b.flow_id) {
+		S.flow[fa].peer = fb;
+		S.flow[fa].peer_id = b.flow_id;
+		S.flow[fb].peer = fa;
+		S.flow[fb].peer_id = a.flow_id;
+	}
+	ulk();
 	/* Usually map the areas the traffic needs. */
 	for (kind = K_RECV; kind <= K_STATE; kind++) {
 		if (fa >= 0 && pct(t, 40)) {
@@ -2017,6 +2044,48 @@ static void op_modify(struct thr *t)
 		 m.policy);
 }
 
+/* Post a receive on record @fi (a copy in @f) and remember it. */
+static void recv_post_on(struct thr *t, int fi, const struct fzflow *f, int mut)
+{
+	struct sdr_recv_post p = { .size = sizeof(p), .flow_id = f->id };
+	struct call r;
+
+	p.user_data = rnd(t);
+	r = fz_ioctl(t, f->slot, NR_RPOST, &p, mut, 0, "flow=%#x", p.flow_id);
+	if (!r.clean)
+		return;
+	if (p.slot >= f->c.max_msgs)
+		fz_fail(t, "RECV_POST on flow %#x returned slot %u of %u",
+			p.flow_id, p.slot, f->c.max_msgs);
+	lk();
+	if (S.flow[fi].id == p.flow_id) {
+		struct fzflow *w = &S.flow[fi];
+		int k = w->nrp < NRPOSTS ? w->nrp++ : (int)below(t, NRPOSTS);
+
+		w->rp[k].slot = p.slot;
+		w->rp[k].seq = p.seq;
+	}
+	ulk();
+}
+
+/* Before sending on @f: a receive waiting at its peer, usually. */
+static void feed_peer(struct thr *t, const struct fzflow *f)
+{
+	struct fzflow pf;
+	int ok = 0;
+
+	if (f->peer < 0 || !pct(t, 60))
+		return;
+	lk();
+	if (S.flow[f->peer].used && S.flow[f->peer].id == f->peer_id) {
+		pf = S.flow[f->peer];
+		ok = 1;
+	}
+	ulk();
+	if (ok)
+		recv_post_on(t, f->peer, &pf, 0);
+}
+
 static void op_recv_post(struct thr *t)
 {
 	struct sdr_recv_post p = { .size = sizeof(p) };
@@ -2143,6 +2212,8 @@ static void op_send(struct thr *t)
 	}
 	if (fi < 0)
 		memset(&f, 0, sizeof(f));
+	else
+		feed_peer(t, &f);
 	region = f.c.send_size;
 	p.len = pick_len(t, &f);
 	p.imm = (uint32_t)rnd(t);
@@ -2228,6 +2299,7 @@ static void op_stream(struct thr *t)
 				p.addr += pay;
 		}
 	} else {
+		feed_peer(t, &f);
 		memset(&st, 0, sizeof(st));
 		p.flags = SDR_SEND_STREAM_START;
 		p.msg_len = pct(t, 95) ? 1 + below(t, f.c.max_msg_size ?
@@ -2430,7 +2502,7 @@ static void op_poll(struct thr *t)
 			continue;
 		if (pf[i].revents & ~(POLLIN | POLLRDNORM | POLLERR | POLLHUP))
 			fz_fail(t, "poll: revents %#x on an sdr fd", pf[i].revents);
-		else if (!in_child && sl[i].dev >= 0 &&
+		else if (!in_child && !fz_hotplug && sl[i].dev >= 0 &&
 			 (pf[i].revents & (POLLERR | POLLHUP)))
 			fz_fail(t, "poll: %#x on a context bound to a present device (did its QP break?)",
 				pf[i].revents);
@@ -2558,6 +2630,58 @@ static void op_param(struct thr *t)
 	hist_ret(t, ret, errno);
 }
 
+static void print_kstack(pid_t pid, pid_t tid);
+
+/* Run a command; its exit status, or -1 (reported) if it hangs. */
+static int run_cmd(struct thr *t, char *const argv[])
+{
+	int64_t end = now_us() + (int64_t)fz_stuck * 1000000;
+	int st, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (now_us() > end) {
+			fz_fail(t, "'%s %s %s %s' stuck for %d s; its kernel stack:",
+				argv[0], argv[1], argv[2], argv[3], fz_stuck);
+			print_kstack(pid, pid);
+			return -1;
+		}
+		usleep(10000);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* SDR_FUZZ_HOTPLUG: the second device goes away and comes back. */
+static void op_hotplug(struct thr *t)
+{
+	char *del[] = { "rdma", "link", "delete", S.dev[1], NULL };
+	char *add[] = { "rdma", "link", "add", S.dev[1], "type", "rxe",
+			"netdev", hot_netdev, NULL };
+	int ret;
+
+	if (!fz_hotplug || !hot_netdev[0] || t->proc || !pct(t, 10))
+		return;
+	hist_op(t, "rdma link delete %s", S.dev[1]);
+	ret = run_cmd(t, del);
+	hist_ret(t, ret, 0);
+	usleep(below(t, 500000));
+	hist_op(t, "rdma link add %s netdev %s", S.dev[1], hot_netdev);
+	ret = run_cmd(t, add);
+	hist_ret(t, ret, 0);
+}
+
 static void child_ops(struct thr *t);
 
 /* A short-lived child with copies of every mapping and fd. */
@@ -2602,7 +2726,7 @@ static const struct op {
 	{ op_unmap, 4, 1 },	{ op_mprotect, 2, 1 },	{ op_mremap, 2, 1 },
 	{ op_touch, 8, 1 },	{ op_drain, 8, 1 },	{ op_poll, 3, 1 },
 	{ op_epoll, 2, 0 },	{ op_fork, 1, 0 },	{ op_sysfs, 3, 0 },
-	{ op_param, 1, 0 },
+	{ op_param, 1, 0 },	{ op_hotplug, 1, 0 },
 };
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
 
@@ -2886,6 +3010,7 @@ static void fz_config(void)
 	fz_threads = env_long("SDR_FUZZ_THREADS", 4, 1, MAX_THREADS);
 	fz_procs = env_long("SDR_FUZZ_PROCS", 2, 0, MAX_PROCS);
 	fz_trace = env_long("SDR_FUZZ_TRACE", 0, 0, 1);
+	fz_hotplug = env_long("SDR_FUZZ_HOTPLUG", 0, 0, 1);
 	fz_stuck = env_long("SDR_FUZZ_STUCK", 30, 5, 3600);
 	if (s && *s)
 		fz_seed = strtoull(s, NULL, 0);
@@ -2987,6 +3112,22 @@ TEST_T(fuzz, 300)
 		close(S.file_fd);
 		S.file_fd = -1;
 	}
+	if (fz_hotplug) {
+		char path[160];
+		int fd, n;
+
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0", S.dev[1]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, hot_netdev, sizeof(hot_netdev) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		hot_netdev[n > 0 ? n : 0] = 0;
+		if (strchr(hot_netdev, '\n'))
+			*strchr(hot_netdev, '\n') = 0;
+		TH_LOG("hotplug: %s on %s goes and comes back", S.dev[1],
+		       hot_netdev[0] ? hot_netdev : "(netdev unknown: off)");
+	}
 	S.ep_fd = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_GE(S.ep_fd, 0);
 	for (k = 0; k < NPARAMS; k++)
@@ -3056,6 +3197,16 @@ TEST_T(fuzz, 300)
 	usleep(500000);
 	watch_stop = 1;
 	pthread_join(watcher, NULL);
+	if (fz_hotplug && hot_netdev[0]) {
+		char *add[] = { "rdma", "link", "add", S.dev[1], "type", "rxe",
+				"netdev", hot_netdev, NULL };
+		char path[100];
+
+		/* leave the device there for the tests after this one */
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s", S.dev[1]);
+		if (access(path, F_OK))
+			run_cmd(&setup_thr, add);
+	}
 	for (k = 0; k < NPARAMS; k++)
 		if (param_saved[k][0])
 			param_rw(params[k].name, param_saved[k], 0, 1);
