@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # sdr: top-level build.  `make` builds the module, library, tools and tests;
-# `make check` runs the host tests and then the VM suite; `make demo` runs the
-# long-haul demo.  Missing Debian packages are installed by `make deps`, which
-# the other targets call first (it is a no-op when everything is present).
+# `make check` runs the host tests and then the VM suite; `make check-debug`
+# runs the VM suite on a debug kernel; `make demo` runs the long-haul demo.
+# Missing Debian packages are installed by `make deps`, which the other
+# targets call first (it is a no-op when everything is present).
 
 TOP := $(abspath .)
 KVER ?= $(shell $(TOP)/tools/vm/kver 2>/dev/null)
@@ -11,7 +12,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps module userlib tools tests clean check host-check vm-check \
-	fuzz-check demo sparse checkpatch docs
+	fuzz-check demo sparse checkpatch docs debug-kernel debug-module \
+	check-debug
 
 all: deps module userlib tools tests
 
@@ -43,6 +45,27 @@ vm-check: all
 # Host tests first (seconds), then the VM suite; one summary line at the end.
 check: all
 	@$(TOP)/tests/run-all
+
+# The debug test kernel (KASAN, KFENCE, lockdep, kmemleak, debug objects),
+# built from linux-source-6.1 on first use and cached under build/debug/, and
+# sdr.ko built against it from a copy of the sources in build/debug/mod, so
+# that kernel/sdr.ko stays the one for Debian's kernel.  That sdr.ko has
+# debug info (the kernel has none), for scripts/faddr2line on its reports.
+DEBUG_MOD := $(TOP)/build/debug/mod
+
+debug-kernel:
+	@$(TOP)/tools/vm/debug-kernel >/dev/null
+
+debug-module: deps
+	@kdir=$$($(TOP)/tools/vm/debug-kernel) && mkdir -p $(DEBUG_MOD) && \
+	rsync -a --delete --exclude='*.mod.c' --include='*/' --include='*.[ch]' \
+		--include=Kbuild --exclude='*' $(TOP)/Kbuild $(TOP)/kernel \
+		$(TOP)/uapi $(DEBUG_MOD)/ && \
+	$(MAKE) -C $$kdir M=$(DEBUG_MOD) KCFLAGS=-g modules
+
+# DEBUG_TESTS="t_a t_b": only these, in one boot (default: the whole suite).
+check-debug: all debug-module
+	@$(TOP)/tests/run-vm-tests-debug $(DEBUG_TESTS)
 
 demo: all
 	@$(TOP)/tools/demo
