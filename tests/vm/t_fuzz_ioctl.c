@@ -39,6 +39,9 @@
  *   SDR_FUZZ_TRACE    1: every operation also goes to the kernel log, so a
  *                     crash that kills the guest shows what led to it
  *   SDR_FUZZ_STUCK    seconds after which an operation counts as hung (30)
+ *   SDR_FUZZ_PARAMS   1: also change module parameters now and then (they
+ *                     are global: only when nothing else uses sdr)
+ *   SDR_FUZZ_HOTPLUG  1: also delete and re-add the second device
  * SDR_FUZZ_THREADS=1 SDR_FUZZ_PROCS=0 replays a seed's sequence of
  * operations exactly, up to what the kernel decides (flow ids, timing).
  */
@@ -184,7 +187,7 @@ static struct shared {
 
 static dev_t sdr_rdev;
 static int fz_seconds = 20, fz_threads = 4, fz_procs = 2, fz_trace, fz_stuck = 30;
-static int fz_hotplug;
+static int fz_hotplug, fz_params;
 static char hot_netdev[32];	/* the netdev of the device hotplug removes */
 static uint64_t fz_seed;
 static int64_t t0_us, deadline_us;
@@ -2625,6 +2628,8 @@ static void op_param(struct thr *t)
 	char v[16];
 	int ret;
 
+	if (!fz_params)
+		return;		/* global: would change other users' flows */
 	snprintf(v, sizeof(v), "%u\n", p->v[below(t, 4)]);
 	hist_op(t, "set %s %.*s", p->name, (int)strlen(v) - 1, v);
 	ret = param_rw(p->name, v, sizeof(v), 1);
@@ -3012,6 +3017,7 @@ static void fz_config(void)
 	fz_procs = env_long("SDR_FUZZ_PROCS", 2, 0, MAX_PROCS);
 	fz_trace = env_long("SDR_FUZZ_TRACE", 0, 0, 1);
 	fz_hotplug = env_long("SDR_FUZZ_HOTPLUG", 0, 0, 1);
+	fz_params = env_long("SDR_FUZZ_PARAMS", 0, 0, 1);
 	fz_stuck = env_long("SDR_FUZZ_STUCK", 30, 5, 3600);
 	if (s && *s)
 		fz_seed = strtoull(s, NULL, 0);
