@@ -38,7 +38,7 @@
  *                     each, on the contexts they inherit and their own
  *   SDR_FUZZ_TRACE    1: every operation also goes to the kernel log, so a
  *                     crash that kills the guest shows what led to it
- *   SDR_FUZZ_STUCK    seconds after which an operation counts as hung (30)
+ *   SDR_FUZZ_STUCK    seconds after which an operation counts as hung (60)
  *   SDR_FUZZ_PARAMS   1: also change module parameters now and then (they
  *                     are global: only when nothing else uses sdr)
  *   SDR_FUZZ_HOTPLUG  1: also delete and re-add the second device
@@ -186,7 +186,7 @@ static struct shared {
 } *G;
 
 static dev_t sdr_rdev;
-static int fz_seconds = 20, fz_threads = 4, fz_procs = 2, fz_trace, fz_stuck = 30;
+static int fz_seconds = 20, fz_threads = 4, fz_procs = 2, fz_trace, fz_stuck = 60;
 static int fz_hotplug, fz_params;
 static char hot_netdev[32];	/* the netdev of the device hotplug removes */
 static uint64_t fz_seed;
@@ -2772,7 +2772,7 @@ static void child_ops(struct thr *t)
 	snprintf(t->h->name, sizeof(t->h->name), "%s", t->name);
 	t->rng ^= 0x5eed;
 	t->kid = 0;
-	alarm(fz_stuck);
+	alarm(2 * fz_stuck);	/* the watchdog speaks first */
 	/*
 	 * fork() copies the fd table before the memory, and the other threads
 	 * kept going in between: the tables copied may name fds this process
@@ -2846,7 +2846,7 @@ static void *thr_main(void *arg)
 	while (now_us() < deadline_us)
 		one_op(t);
 	if (t->kid > 0) {
-		int64_t end = now_us() + (int64_t)fz_stuck * 1000000;
+		int64_t end = now_us() + 3LL * fz_stuck * 1000000;
 
 		while (waitpid(t->kid, &st, WNOHANG) == 0 && now_us() < end)
 			usleep(10000);
@@ -2879,7 +2879,7 @@ static int run_threads(int proc, int n)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (deadline_us - now_us()) / 1000000 + 2 * fz_stuck;
+		ts.tv_sec += (deadline_us - now_us()) / 1000000 + 3 * fz_stuck;
 		if (pthread_timedjoin_np(thrs[i].pt, NULL, &ts))
 			stuck++;
 	}
@@ -3018,7 +3018,7 @@ static void fz_config(void)
 	fz_trace = env_long("SDR_FUZZ_TRACE", 0, 0, 1);
 	fz_hotplug = env_long("SDR_FUZZ_HOTPLUG", 0, 0, 1);
 	fz_params = env_long("SDR_FUZZ_PARAMS", 0, 0, 1);
-	fz_stuck = env_long("SDR_FUZZ_STUCK", 30, 5, 3600);
+	fz_stuck = env_long("SDR_FUZZ_STUCK", 60, 5, 3600);
 	if (s && *s)
 		fz_seed = strtoull(s, NULL, 0);
 	else
@@ -3089,7 +3089,7 @@ TEST_T(fuzz, 300)
 	for (k = 0; k < NOPS; k++)
 		ops_total += ops[k].weight;
 	/* The harness gave 300 s; a soak run needs its own bound. */
-	alarm(fz_seconds + 4 * fz_stuck + 120);
+	alarm(fz_seconds + 6 * fz_stuck + 120);
 	TH_LOG("seed %llu (SDR_FUZZ_SEED=%llu to replay), %d s, %d threads, %d worker processes of %d threads",
 	       (unsigned long long)fz_seed, (unsigned long long)fz_seed,
 	       fz_seconds, fz_threads, fz_procs, fz_procs ? (fz_threads + 1) / 2 : 0);
@@ -3177,7 +3177,7 @@ TEST_T(fuzz, 300)
 		TH_LOG("%d threads did not finish", stuck);
 	EXPECT_EQ(stuck, 0);
 	for (i = 0; i < nworkers; i++) {
-		int64_t end = now_us() + 2LL * fz_stuck * 1000000;
+		int64_t end = now_us() + 3LL * fz_stuck * 1000000;
 
 		while (waitpid(workers[i], &st, WNOHANG) == 0 && now_us() < end)
 			usleep(20000);
@@ -3292,7 +3292,7 @@ static long flow_dirs_left(void)
  */
 TEST_T(nothing_left, 120)
 {
-	int64_t end = now_us() + 20000000;
+	int64_t end = now_us() + 60000000;
 	long refs, flows, dirs;
 
 	if (access("/sys/module/sdr", F_OK))
