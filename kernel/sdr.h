@@ -343,7 +343,7 @@ struct sdr_flow {
 	struct hrtimer		sr_timer;
 	u64			sr_timer_at;	/* its expiry, 0 if not armed */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */
-	u64			sr_data_ns;	/* last SR DATA from the peer */
+	u64			sr_data_ns;	/* last packet from the peer */
 	struct list_head	ec_jobs;	/* EC: submessages to decode */
 	struct work_struct	ec_work;	/* ... by sdr_eck_decode_work() */
 

@@ -884,6 +884,11 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		drop = SDR_DROP_STALE;
 		goto out_unlock;
 	}
+	/*
+	 * The peer's own packet, whatever it says or whether it is used
+	 * (a duplicate, a late copy, an ACK): the peer is alive.
+	 */
+	flow->sr_data_ns = ktime_get_ns();
 	switch (pkt->type) {
 	case SDR_PKT_DATA:
 		drop = sdr_flow_rx_data(flow, pkt, payload, &q);

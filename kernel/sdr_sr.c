@@ -84,8 +84,10 @@ static u64 sdr_sr_ec_hold(const struct sdr_sr_flow *f,
 {
 	if (!m->ec_k)
 		return 0;
-	return m->ec_hold_ns + div_u64(sdr_rtt_srtt(&f->rtt) *
-				       f->cfg.ec_beta_pct, 100);
+	/* capped: an SRTT inflated by a loaded host must not hold it longer */
+	return min(m->ec_hold_ns + div_u64(sdr_rtt_srtt(&f->rtt) *
+					   f->cfg.ec_beta_pct, 100),
+		   f->cfg.rto_max_ns);
 }
 
 static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,

@@ -1019,6 +1019,38 @@ static void test_sr_echo_trust(void)
 	free(mem);
 }
 
+/*
+ * An EC message's RTO waits for parity (ec_beta_pct of SRTT more), but
+ * never more than rto_max longer: an SRTT inflated by a loaded host must
+ * not silence the sender past the receiver's dead-peer time.
+ */
+static void test_sr_ec_hold_capped(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	u64 now = 1000 * MS;
+	void *mem = malloc(sdr_sr_tx_size(4000, 100));
+	int i;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.ec_beta_pct = 10000;		/* 100 x SRTT */
+	sdr_sr_flow_init(&f, &cfg);
+	for (i = 0; i < 8; i++)
+		sdr_rtt_sample(&f.rtt, 1000 * MS);	/* SRTT 1 s */
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 1, 4000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_set_ec(&f, &m, 8, 2), 0);
+	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+		;
+	CHECK_EQ(m.next_new, 40);
+	/* RTO (capped at rto_max) plus the hold (capped at rto_max) */
+	CHECK(sdr_sr_tx_deadline(&f, &m, now) <= now + 2 * cfg.rto_max_ns);
+	CHECK(sdr_sr_tx_deadline(&f, &m, now) > now + cfg.rto_max_ns);
+	free(mem);
+}
+
 /* An ABORT ends the message failed, never DONE, and only once sent. */
 static void test_sr_abort(void)
 {
@@ -1217,6 +1249,7 @@ void test_sr(void)
 	TAP_RUN(test_sr_forged_acks);
 	TAP_RUN(test_sr_echo_trust);
 	TAP_RUN(test_sr_abort);
+	TAP_RUN(test_sr_ec_hold_capped);
 	TAP_RUN(test_sr_stream_pause);
 	TAP_RUN(test_ec_nack_lost_tail);
 	TAP_RUN(test_ec_silent_tail_left_to_rto);
