@@ -13,7 +13,7 @@ MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps module userlib tools tests clean check host-check vm-check \
 	fuzz-check demo sparse checkpatch docs debug-kernel debug-module \
-	check-debug
+	check-debug soak soak-debug
 
 all: deps module userlib tools tests
 
@@ -66,6 +66,15 @@ debug-module: deps
 # DEBUG_TESTS="t_a t_b": only these, in one boot (default: the whole suite).
 check-debug: all debug-module
 	@$(TOP)/tests/run-vm-tests-debug $(DEBUG_TESTS)
+
+# Not in make check: 10 minutes (SDR_SOAK_SECONDS) of netem changes, every
+# policy, rogue senders and the ioctl fuzzer at once in one VM boot;
+# soak-debug does it on the debug kernel.
+soak: all
+	@$(TOP)/tests/run-soak
+
+soak-debug: all debug-module
+	@SDR_SOAK_DEBUG=1 $(TOP)/tests/run-soak
 
 demo: all
 	@$(TOP)/tools/demo
