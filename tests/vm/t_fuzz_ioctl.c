@@ -1690,11 +1690,10 @@ static void drain(void *p)
  * Consume a ring: check the newest entries, move head to tail, and give
  * back the receive slots that completed.
  */
-static void op_drain(struct thr *t)
+static void drain_map(struct thr *t, int mi, struct fzmap m)
 {
-	struct fzmap m;
 	struct drain a = { .m = &m };
-	int mi = pick_map(t, 1 << K_RING, &m), faulted, k;
+	int faulted, k;
 
 	if (mi < 0 || m.off0 || !m.cq_entries || !(m.flags & MAP_SHARED) ||
 	    m.len < m.ro.cqes + (size_t)m.cq_entries * sizeof(struct sdr_cqe))
@@ -1724,6 +1723,37 @@ static void op_drain(struct thr *t)
 			fz_ioctl(t, m.slot, NR_RCOMPLETE, &rc, 0, 0,
 				 "flow=%#x slot=%u seq=%u (completed)",
 				 rc.flow_id, rc.slot, rc.seq);
+	}
+}
+
+static void op_drain(struct thr *t)
+{
+	struct fzmap m;
+	int mi = pick_map(t, 1 << K_RING, &m);
+
+	drain_map(t, mi, m);
+}
+
+/* Drain a shared ring mapping of slot @s, mapping one if there is none. */
+static void drain_slot(struct thr *t, int s)
+{
+	struct fzmap m;
+	int i, mi = -1, tries = 0;
+
+again:
+	lk();
+	for (i = 0; i < NMAPS && mi < 0; i++)
+		if (S.map[i].state == M_LIVE && S.map[i].kind == K_RING &&
+		    S.map[i].slot == s && (S.map[i].flags & MAP_SHARED)) {
+			mi = i;
+			m = S.map[i];
+		}
+	ulk();
+	if (mi >= 0) {
+		drain_map(t, mi, m);
+	} else if (!tries++) {
+		map_ring(t, s);
+		goto again;
 	}
 }
 
@@ -2249,6 +2279,47 @@ static void op_send(struct thr *t)
 		 (unsigned long long)p.addr, (unsigned long long)p.len);
 }
 
+/*
+ * A transfer that can succeed: a receive at the peer, a small one-shot
+ * send, a short wait on the receiver's fd, its ring drained.
+ */
+static void op_transfer(struct thr *t)
+{
+	struct sdr_send_post p = { .size = sizeof(p) };
+	struct pollfd pf = { .events = POLLIN };
+	struct fzflow f, pe;
+	int fi = pick_flow(t, &f, W_CONN), ok = 0, i;
+
+	if (fi < 0 || !f.connected || f.peer < 0)
+		return;
+	lk();
+	if (S.flow[f.peer].used && S.flow[f.peer].id == f.peer_id) {
+		pe = S.flow[f.peer];
+		ok = 1;
+	}
+	ulk();
+	if (!ok)
+		return;
+	recv_post_on(t, f.peer, &pe, 0);
+	p.flow_id = f.id;
+	p.len = 1 + below(t, f.c.max_msg_size < 16384 ? f.c.max_msg_size : 16384);
+	p.imm = (uint32_t)rnd(t);
+	if (pct(t, 50)) {
+		p.flags = SDR_SEND_USER_PTR;
+		p.addr = (uintptr_t)t->ubuf;
+	}
+	fz_ioctl(t, f.slot, NR_SEND, &p, 0, 0, "flow=%#x len=%#llx (transfer)",
+		 f.id, (unsigned long long)p.len);
+	for (i = 0; i < 3; i++) {
+		pf.fd = __atomic_load_n(&S.slot[pe.slot].fd, __ATOMIC_RELAXED);
+		if (pf.fd < 0)
+			return;
+		hist_op(t, "poll fd=%d (transfer)", pf.fd);
+		hist_ret(t, poll(&pf, 1, 20), errno);
+		drain_slot(t, pe.slot);
+	}
+}
+
 static void stream_forget(int fi, uint32_t id, uint32_t seq)
 {
 	struct fzflow *w = &S.flow[fi];
@@ -2727,6 +2798,7 @@ static const struct op {
 	{ op_connect, 4, 1 },	{ op_destroy, 4, 1 },	{ op_info, 4, 1 },
 	{ op_modify, 4, 1 },	{ op_recv_post, 10, 1 },
 	{ op_recv_complete, 5, 1 },			{ op_send, 12, 1 },
+	{ op_transfer, 6, 1 },
 	{ op_stream, 8, 1 },	{ op_stream_vs_peer, 2, 0 },
 	{ op_garbage, 4, 1 },	{ op_mmap, 8, 1 },	{ op_anon, 2, 0 },
 	{ op_unmap, 4, 1 },	{ op_mprotect, 2, 1 },	{ op_mremap, 2, 1 },
