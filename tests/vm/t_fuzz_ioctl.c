@@ -2708,12 +2708,13 @@ static void op_param(struct thr *t)
 }
 
 static void print_kstack(pid_t pid, pid_t tid);
+static void param_file(const char *path, const char *v);
 
 /* Run a command; its exit status, or -1 (reported) if it hangs. */
 static int run_cmd(struct thr *t, char *const argv[])
 {
-	int64_t end = now_us() + (int64_t)fz_stuck * 1000000;
-	int st, fd;
+	int64_t t0 = now_us(), end = t0 + (int64_t)fz_stuck * 1000000;
+	int st, fd, i;
 	pid_t pid;
 
 	pid = fork();
@@ -2730,9 +2731,20 @@ static int run_cmd(struct thr *t, char *const argv[])
 		return -1;
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (now_us() > end) {
-			fz_fail(t, "'%s %s %s %s' stuck for %d s; its kernel stack:",
+			fz_fail(t, "'%s %s %s %s' stuck for %d s; its kernel stack, sampled (blocked tasks: sysrq-w in the kernel log):",
 				argv[0], argv[1], argv[2], argv[3], fz_stuck);
-			print_kstack(pid, pid);
+			param_file("/proc/sysrq-trigger", "w\n");
+			for (i = 0; i < 5; i++) {
+				print_kstack(pid, pid);
+				usleep(300000);
+			}
+			/* how long it takes, if it ends */
+			end = now_us() + 3LL * fz_stuck * 1000000;
+			while (waitpid(pid, &st, WNOHANG) == 0 && now_us() < end)
+				usleep(100000);
+			say("'%s %s %s %s' %s after %.1f s", argv[0], argv[1],
+			    argv[2], argv[3], now_us() < end ? "ended" : "still running",
+			    (double)(now_us() - t0) / 1e6);
 			return -1;
 		}
 		usleep(10000);
@@ -2996,6 +3008,16 @@ static void print_kstack(pid_t pid, pid_t tid)
 	char path[64], buf[2048];
 	int fd, n;
 
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		/* "pid (comm) S ...": the state after the comm */
+		say("    %d: state %c", tid, strrchr(buf, ')') ? strrchr(buf, ')')[2] : '?');
+	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
