@@ -2760,8 +2760,13 @@ static void op_hotplug(struct thr *t)
 			"netdev", hot_netdev, NULL };
 	int ret;
 
-	if (!fz_hotplug || !hot_netdev[0] || t->proc || !pct(t, 10))
+	static int64_t next_us;
+
+	/* one thread of the main process, every 5 to 15 s */
+	if (!fz_hotplug || !hot_netdev[0] || t->proc || t->idx ||
+	    now_us() < next_us)
 		return;
+	next_us = now_us() + 5000000 + below(t, 10000000);
 	hist_op(t, "rdma link delete %s", S.dev[1]);
 	ret = run_cmd(t, del);
 	hist_ret(t, ret, 0);
