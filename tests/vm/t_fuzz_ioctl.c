@@ -2710,10 +2710,13 @@ static void op_param(struct thr *t)
 static void print_kstack(pid_t pid, pid_t tid);
 static void param_file(const char *path, const char *v);
 
-/* Run a command; its exit status, or -1 (reported) if it hangs. */
-static int run_cmd(struct thr *t, char *const argv[])
+/*
+ * Run a command; its exit status, or -1 (reported) if it hangs for
+ * @limit_s seconds.
+ */
+static int run_cmd(struct thr *t, char *const argv[], int limit_s)
 {
-	int64_t t0 = now_us(), end = t0 + (int64_t)fz_stuck * 1000000;
+	int64_t t0 = now_us(), end = t0 + (int64_t)limit_s * 1000000;
 	int st, fd, i;
 	pid_t pid;
 
@@ -2732,7 +2735,7 @@ static int run_cmd(struct thr *t, char *const argv[])
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (now_us() > end) {
 			fz_fail(t, "'%s %s %s %s' stuck for %d s; its kernel stack, sampled (blocked tasks: sysrq-w in the kernel log):",
-				argv[0], argv[1], argv[2], argv[3], fz_stuck);
+				argv[0], argv[1], argv[2], argv[3], limit_s);
 			param_file("/proc/sysrq-trigger", "w\n");
 			for (i = 0; i < 5; i++) {
 				print_kstack(pid, pid);
@@ -2752,7 +2755,13 @@ static int run_cmd(struct thr *t, char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* SDR_FUZZ_HOTPLUG: the second device goes away and comes back. */
+/*
+ * SDR_FUZZ_HOTPLUG: the second device goes away and comes back.  Most of
+ * a delete or add is ib_core creating or removing the port's thousands of
+ * sysfs files, CPU-bound: on the debug kernel under the fuzz load that
+ * takes a minute or two, so a command only counts as hung after 5 times
+ * SDR_FUZZ_STUCK (and the watchdog leaves it alone).
+ */
 static void op_hotplug(struct thr *t)
 {
 	char *del[] = { "rdma", "link", "delete", S.dev[1], NULL };
@@ -2768,11 +2777,13 @@ static void op_hotplug(struct thr *t)
 		return;
 	next_us = now_us() + 5000000 + below(t, 10000000);
 	hist_op(t, "rdma link delete %s", S.dev[1]);
-	ret = run_cmd(t, del);
+	t->h->busy_since = 0;
+	ret = run_cmd(t, del, 5 * fz_stuck);
 	hist_ret(t, ret, 0);
 	usleep(below(t, 500000));
 	hist_op(t, "rdma link add %s netdev %s", S.dev[1], hot_netdev);
-	ret = run_cmd(t, add);
+	t->h->busy_since = 0;
+	ret = run_cmd(t, add, 5 * fz_stuck);
 	hist_ret(t, ret, 0);
 }
 
@@ -2968,7 +2979,9 @@ static int run_threads(int proc, int n)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (deadline_us - now_us()) / 1000000 + 3 * fz_stuck;
+		/* a hotplug command may take 5 + 3 times SDR_FUZZ_STUCK */
+		ts.tv_sec += (deadline_us - now_us()) / 1000000 +
+			     (fz_hotplug ? 9 : 3) * fz_stuck;
 		if (pthread_timedjoin_np(thrs[i].pt, NULL, &ts))
 			stuck++;
 	}
@@ -3188,7 +3201,7 @@ TEST_T(fuzz, 300)
 	for (k = 0; k < NOPS; k++)
 		ops_total += ops[k].weight;
 	/* The harness gave 300 s; a soak run needs its own bound. */
-	alarm(fz_seconds + 6 * fz_stuck + 120);
+	alarm(fz_seconds + (fz_hotplug ? 14 : 6) * fz_stuck + 120);
 	TH_LOG("seed %llu (SDR_FUZZ_SEED=%llu to replay), %d s, %d threads, %d worker processes of %d threads",
 	       (unsigned long long)fz_seed, (unsigned long long)fz_seed,
 	       fz_seconds, fz_threads, fz_procs, fz_procs ? (fz_threads + 1) / 2 : 0);
@@ -3311,7 +3324,7 @@ TEST_T(fuzz, 300)
 		/* leave the device there for the tests after this one */
 		snprintf(path, sizeof(path), "/sys/class/infiniband/%s", S.dev[1]);
 		if (access(path, F_OK))
-			run_cmd(&setup_thr, add);
+			run_cmd(&setup_thr, add, 5 * fz_stuck);
 	}
 	for (k = 0; k < NPARAMS; k++)
 		if (param_saved[k][0])
