@@ -32,6 +32,7 @@
 #include "../uapi/sdr.h"
 #include "sdr_wire.h"
 #include "sdr_sr.h"
+#include "sdr_credit.h"
 
 #if BITS_PER_LONG != 64
 #error "sdr shares u64 bitmaps with userspace as unsigned long: 64-bit only"
@@ -59,6 +60,7 @@ extern unsigned int sdr_rto_max_us;
 extern unsigned int sdr_rto_init_us;
 extern unsigned int sdr_alpha_pct;
 extern unsigned int sdr_dead_ms;
+extern unsigned int sdr_none_window;
 extern unsigned int sdr_ack_every;
 extern unsigned int sdr_ack_delay_us;
 extern unsigned int sdr_max_inflight;
@@ -330,7 +332,8 @@ struct sdr_flow {
 	/* bit seq % SDR_RX_HIST: receive seq was delivered (last HIST posts) */
 	DECLARE_BITMAP(rx_delivered, SDR_RX_HIST);
 	u32			rx_posted;	/* slots not FREE */
-	u32			rx_last_seq;	/* seq of the newest DATA seen */
+	u32			rx_last_seq;	/* seq of the newest NONE DATA */
+	u32			rx_low;		/* the peer's low-water mark */
 	u64			rx_reap_at;	/* smallest done_at_pkt, or 0 */
 	u64			rx_last_ns;	/* when the last one came */
 	struct hrtimer		rx_timer;	/* NONE idle completion */
@@ -344,6 +347,9 @@ struct sdr_flow {
 	u64			sr_timer_at;	/* its expiry, 0 if not armed */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */
 	u64			sr_data_ns;	/* last packet from the peer */
+	/* NONE: receive credits (sdr_credit.h), probed from sr_timer */
+	struct sdr_credit_tx	none_tx;
+	struct sdr_credit_rx	none_rx;	/* window: ours, from create */
 	struct list_head	ec_jobs;	/* EC: submessages to decode */
 	struct work_struct	ec_work;	/* ... by sdr_eck_decode_work() */
 

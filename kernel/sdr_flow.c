@@ -12,9 +12,11 @@
  *  - completion ring: entries and tail written by the kernel, head by the
  *    process.
  *
- * Policy NONE: packets go out once, in message order.  A receive completes
- * with SDR_STATUS_OK when every packet landed, or with SDR_STATUS_PARTIAL
- * as sdr_none_schedule() explains.
+ * Policy NONE: packets go out once, in message order, as receive credits
+ * allow (sdr_credit.h: a message only once its receive is posted, packets
+ * only within the receiver's window).  A receive completes with
+ * SDR_STATUS_OK when every packet landed, or with SDR_STATUS_PARTIAL as
+ * sdr_none_schedule() explains.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -251,6 +253,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->id = id;
 	flow->token = get_random_u64();
 	flow->tx_next_seq = get_random_u32();
+	sdr_credit_rx_init(&flow->none_rx, READ_ONCE(sdr_none_window));
 	ret = xa_insert(&ctx->flows, id, flow, GFP_KERNEL);
 	if (ret) {
 		xa_erase(&sdev->flows, id);
@@ -274,6 +277,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ep->token_lo = cpu_to_le32((u32)flow->token);
 	ep->token_hi = cpu_to_le32((u32)(flow->token >> 32));
 	ep->seq0 = cpu_to_le32(flow->tx_next_seq);
+	ep->none_window = cpu_to_le32(flow->none_rx.window);
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -344,11 +348,111 @@ struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 	return id ? xa_load(&ctx->flows, id) : NULL;
 }
 
+/*
+ * Policy NONE, receive credits (sdr_credit.h).  A CREDIT names our next
+ * receive and grants packets past those processed; @echo is the ts of the
+ * PROBE it answers, 0 if none.
+ */
+static void sdr_none_grant(struct sdr_flow *flow, u32 echo,
+			   struct sdr_ctrlq *q)
+{
+	struct sdr_ctrl *c;
+
+	lockdep_assert_held(&flow->lock);
+	c = sdr_ctrlq_add(flow, q, flow->rx_next_post);
+	if (!c)
+		return;
+	c->hdr.type = SDR_PKT_CREDIT;
+	c->hdr.policy = SDR_WIRE_POLICY_NONE;
+	c->hdr.ts = echo;
+	c->hdr.aux = sdr_credit_rx_grant(&flow->none_rx);
+}
+
+static void sdr_none_probe(struct sdr_flow *flow, u32 psn,
+			   struct sdr_ctrlq *q)
+{
+	struct sdr_ctrl *c;
+
+	lockdep_assert_held(&flow->lock);
+	c = sdr_ctrlq_add(flow, q, 0);
+	if (!c)
+		return;
+	c->hdr.type = SDR_PKT_PROBE;
+	c->hdr.policy = SDR_WIRE_POLICY_NONE;
+	c->hdr.ts = (u32)(ktime_get_ns() / NSEC_PER_USEC);
+	c->hdr.aux = psn;
+}
+
+/* A CREDIT from the peer: 0 or a drop reason. */
+static int sdr_none_rx_credit(struct sdr_flow *flow, const struct sdr_pkt *pkt)
+{
+	lockdep_assert_held(&flow->lock);
+	if (sdr_credit_tx_grant(&flow->none_tx, pkt->msg_seq, pkt->aux) < 0) {
+		/* more than a true receiver could grant: it changed nothing */
+		trace_sdr_ack_rejected(flow->id, pkt->msg_seq, pkt->type,
+				       pkt->aux);
+		return SDR_DROP_ACK_CLAIM;
+	}
+	flow->sr_heard_ns = ktime_get_ns();
+	return 0;
+}
+
+/* A NONE message may not send: probe from the flow's timer until it may. */
+static void sdr_none_wait(struct sdr_flow *flow)
+{
+	lockdep_assert_held(&flow->lock);
+	sdr_credit_tx_wait(&flow->none_tx, ktime_get_ns(),
+			   sdr_rtt_rto(&flow->sr.rtt));
+	sdr_srk_arm(flow, sdr_credit_tx_deadline(&flow->none_tx));
+}
+
+static bool sdr_none_tx_pending(struct sdr_flow *flow)
+{
+	struct sdr_txmsg *msg;
+
+	lockdep_assert_held(&flow->lock);
+	list_for_each_entry(msg, &flow->tx_msgs, node)
+		if (!sdr_policy_arq(msg->policy) && msg->next_off < msg->msg_len)
+			return true;
+	return false;
+}
+
+/*
+ * The flow's timer, for NONE sends waiting for credit: probe when due.
+ * Returns true when the peer said nothing at all for the dead-peer time
+ * (a receiver that answers probes but posts no receive is alive: the
+ * send waits for it, as long as it takes).
+ */
+bool sdr_none_tx_timer(struct sdr_flow *flow, u64 now, struct sdr_ctrlq *q)
+{
+	struct sdr_credit_tx *tx = &flow->none_tx;
+	u64 dead_ns = flow->sr.cfg.dead_ns, since;
+	u32 psn;
+
+	lockdep_assert_held(&flow->lock);
+	if (!tx->wait_ns)
+		return false;
+	if (!sdr_none_tx_pending(flow)) {
+		sdr_credit_tx_idle(tx);
+		return false;
+	}
+	since = max(tx->wait_ns, flow->sr_data_ns);
+	if (dead_ns && now - since >= dead_ns)
+		return true;
+	if (sdr_credit_tx_probe_due(tx, now, flow->sr.cfg.rto_max_ns, &psn))
+		sdr_none_probe(flow, psn, q);
+	sdr_srk_arm(flow, sdr_credit_tx_deadline(tx));
+	if (dead_ns)
+		sdr_srk_arm(flow, since + dead_ns);
+	return false;
+}
+
 int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 {
 	const struct sdr_endpoint *p = &arg->peer;
 	struct sdr_dev *sdev = ctx->sdev;
 	struct rdma_ah_attr ah_attr = {};
+	struct sdr_ctrlq q = { .n = 0 };
 	struct sdr_flow *flow;
 	union ib_gid gid;
 	struct ib_ah *ah;
@@ -360,8 +464,6 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 		return -ENOENT;
 	if (flow->state != SDR_FLOW_IDLE)
 		return -EISCONN;
-	if (p->__reserved)
-		return -EINVAL;
 	if (le32_to_cpu(p->magic) != SDR_EP_MAGIC ||
 	    le32_to_cpu(p->abi) != SDR_ABI_VERSION ||
 	    le32_to_cpu(p->payload) != flow->payload ||
@@ -371,7 +473,9 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    le32_to_cpu(p->policy) > SDR_POLICY_ADAPTIVE ||
 	    !le32_to_cpu(p->flow_id) ||
 	    le32_to_cpu(p->flow_id) > SDR_MAX_FLOW_ID ||
-	    !le32_to_cpu(p->qpn) || le32_to_cpu(p->qpn) > 0xffffff)
+	    !le32_to_cpu(p->qpn) || le32_to_cpu(p->qpn) > 0xffffff ||
+	    le32_to_cpu(p->none_window) < SDR_CREDIT_WIN_MIN ||
+	    le32_to_cpu(p->none_window) > SDR_CREDIT_WIN_MAX)
 		return -EINVAL;
 
 	ret = sdr_dev_query_gid(sdev, &gid, &sgid_index);
@@ -398,11 +502,18 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->rx_seq0 = le32_to_cpu(p->seq0);
 	flow->rx_next_post = flow->rx_seq0;
 	flow->rx_last_seq = flow->rx_next_post;
+	flow->rx_low = flow->rx_seq0;
 	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
 	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
 	flow->state = SDR_FLOW_CONNECTED;
 	flow->sr_heard_ns = ktime_get_ns();
+	/* no receive of the peer is known: ask, it may have posted some */
+	sdr_credit_tx_init(&flow->none_tx, le32_to_cpu(p->none_window),
+			   flow->tx_next_seq);
+	flow->none_tx.probes++;
+	sdr_none_probe(flow, 0, &q);
 	spin_unlock_bh(&flow->lock);
+	sdr_ctrlq_send(flow, &q);
 	return 0;
 }
 
@@ -517,6 +628,7 @@ static u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq)
 int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 {
 	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	struct sdr_ctrlq q = { .n = 0 };
 	struct sdr_recv_state *st;
 	struct sdr_rxslot *slot;
 	u32 idx, seq;
@@ -554,9 +666,12 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	arg->slot = idx;
 	arg->seq = seq;
 	arg->gen = st->gen;
+	/* the sender of NONE messages waits for this */
+	sdr_none_grant(flow, 0, &q);
 	ret = 0;
 out_unlock:
 	spin_unlock_bh(&flow->lock);
+	sdr_ctrlq_send(flow, &q);
 	return ret;
 }
 
@@ -615,6 +730,12 @@ static bool sdr_slot_waiting(const struct sdr_rxslot *s)
 	return s->state == SDR_RECV_POSTED || s->state == SDR_RECV_ACTIVE;
 }
 
+/* A receive that NONE packets started: only those may give up on holes. */
+static bool sdr_slot_none_active(const struct sdr_rxslot *s)
+{
+	return s->state == SDR_RECV_ACTIVE && s->policy == SDR_POLICY_NONE;
+}
+
 /* Complete (PARTIAL) every slot whose reorder window has passed. */
 static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 {
@@ -628,7 +749,7 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 		if (!sdr_slot_waiting(s))
 			continue;
 		if ((s->done_at_pkt && flow->stats.rx_packets >= s->done_at_pkt) ||
-		    (idle && (s->done_at_pkt || s->state == SDR_RECV_ACTIVE))) {
+		    (idle && (s->done_at_pkt || sdr_slot_none_active(s)))) {
 			sdr_slot_complete(flow, i, SDR_STATUS_PARTIAL);
 			continue;
 		}
@@ -640,12 +761,17 @@ static void sdr_none_reap(struct sdr_flow *flow, bool idle)
 
 /*
  * Policy NONE: when a receive gives up on its holes.  The sender is done
- * with a message once its last packet or a packet of a later message
- * arrived; missing packets may still be on their way, reordered, so the
- * receive completes PARTIAL only after sdr_none_reorder_pkts more packets
- * of the flow, or when the flow saw no packet for sdr_none_idle_ms.
- * Counting packets, not time, keeps a receiver that lags behind its queue
- * from giving up on packets that are merely queued.
+ * with a NONE message once its last packet or a packet of a later NONE
+ * message arrived (NONE messages go out in order).  It is done with every
+ * message, of any policy, before its oldest unfinished one, which each
+ * NONE packet names (ts, its low-water mark): that covers a message none
+ * of whose packets arrived, whose policy this side cannot know.  Missing
+ * packets may still be on their way, reordered, so the receive completes
+ * PARTIAL only after sdr_none_reorder_pkts more packets of the flow, or
+ * when the flow saw no packet for sdr_none_idle_ms.  Counting packets, not
+ * time, keeps a receiver that lags behind its queue from giving up on
+ * packets that are merely queued.  SR and EC receives that started are
+ * never given up here: their engine and the dead-peer time handle them.
  */
 static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 			      const struct sdr_pkt *pkt)
@@ -661,14 +787,18 @@ static void sdr_none_schedule(struct sdr_flow *flow, u32 idx,
 
 	if ((pkt->flags & SDR_PKT_F_LAST) && !slot->done_at_pkt)
 		slot->done_at_pkt = window;
-	if (pkt->msg_seq != flow->rx_last_seq) {
-		/* A packet of a later message: the earlier ones are sent. */
+	if (pkt->msg_seq != flow->rx_last_seq || pkt->ts != flow->rx_low) {
+		/* earlier NONE messages are sent, all before low finished */
 		flow->rx_last_seq = pkt->msg_seq;
+		flow->rx_low = pkt->ts;
 		for (i = 0; i < flow->max_msgs; i++) {
 			struct sdr_rxslot *s = &flow->slots[i];
 
-			if (sdr_slot_waiting(s) && !s->done_at_pkt &&
-			    (s32)(s->seq - pkt->msg_seq) < 0)
+			if (!sdr_slot_waiting(s) || s->done_at_pkt)
+				continue;
+			if ((sdr_slot_none_active(s) &&
+			     sdr_seq_before(s->seq, pkt->msg_seq)) ||
+			    sdr_seq_before(s->seq, pkt->ts))
 				s->done_at_pkt = window;
 		}
 	}
@@ -805,6 +935,17 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	lockdep_assert_held(&flow->lock);
 	if (!sdr_policy_supported(pkt->policy))
 		return SDR_DROP_POLICY;
+	if (pkt->policy == SDR_WIRE_POLICY_NONE) {
+		/* taken off the receive queue, whatever happens to it next */
+		reason = sdr_credit_rx_data(&flow->none_rx, pkt->aux);
+		if (reason < 0)
+			return SDR_DROP_ACK_CLAIM;	/* beyond the grant */
+		if (reason)
+			sdr_none_grant(flow, 0, q);
+		/* its own message is unfinished: low cannot be past it */
+		if (sdr_seq_before(pkt->msg_seq, pkt->ts))
+			return SDR_DROP_ACK_CLAIM;
+	}
 	reason = -sdr_wire_check_geometry(pkt, flow->payload,
 					  flow->max_msg_size);
 	if (reason)
@@ -896,6 +1037,16 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 	case SDR_PKT_CLOSE:
 		sdr_flow_end(flow, SDR_FLOW_CLOSED);
 		break;
+	case SDR_PKT_PROBE:
+		if (sdr_credit_rx_probe(&flow->none_rx, pkt->aux) < 0)
+			drop = SDR_DROP_ACK_CLAIM;
+		else
+			sdr_none_grant(flow, pkt->ts, &q);
+		break;
+	case SDR_PKT_CREDIT:
+		drop = sdr_none_rx_credit(flow, pkt);
+		kick = true;
+		break;
 	default:
 		/* ACK, NACK, RNR: only SR messages ask for them. */
 		drop = sdr_srk_rx_ctrl(flow, pkt, payload);
@@ -985,12 +1136,20 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 				none_blocked = true;
 				continue;
 			}
+			if (sdr_credit_tx_check(&flow->none_tx, msg->seq)) {
+				none_blocked = true;
+				sdr_none_wait(flow);
+				continue;
+			}
 			len = min(flow->payload, msg->msg_len - msg->next_off);
 			pkt->flags = msg->next_off + len == msg->msg_len ?
 				     SDR_PKT_F_LAST : 0;
 			pkt->payload_len = len;
 			pkt->offset = msg->next_off;
-			pkt->ts = (u32)(ktime_get_ns() / NSEC_PER_USEC);
+			/* NONE has no RTT: ts is the low-water mark */
+			pkt->ts = list_first_entry(&flow->tx_msgs,
+						   struct sdr_txmsg, node)->seq;
+			pkt->aux = sdr_credit_tx_take(&flow->none_tx);
 			*data = msg->data + pkt->offset;
 			msg->next_off += len;
 		}

@@ -30,6 +30,7 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status);
 void sdr_flow_fail(struct sdr_flow *flow);
 void sdr_flow_end(struct sdr_flow *flow, u32 state);
 void sdr_flow_finish_tx(struct sdr_flow *flow);
+bool sdr_none_tx_timer(struct sdr_flow *flow, u64 now, struct sdr_ctrlq *q);
 
 /* Messages of these policies run the SR engine (EC adds parity to it). */
 static inline bool sdr_policy_arq(u32 policy)
@@ -45,6 +46,9 @@ static inline bool sdr_policy_supported(u32 policy)
 void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len);
 
 /* sdr_flow_sr.c */
+void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns);
+struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
+			       u32 seq);
 void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 		    struct sdr_ctrlq *q);
 void sdr_srk_cfg(struct sdr_flow *flow);

@@ -51,7 +51,7 @@ void sdr_srk_cfg(struct sdr_flow *flow)
 	sdr_sr_flow_init(&flow->sr, &cfg);
 }
 
-static void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
+void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
 {
 	u64 floor = ktime_get_ns() + SDR_SR_TIMER_MIN_NS;
 
@@ -91,9 +91,9 @@ static void sdr_srk_heard(struct sdr_flow *flow, struct sdr_txmsg *msg)
 		msg->sr.last_progress_ns = flow->sr_heard_ns;
 }
 
-/* Queue a control packet about message @seq; dropped if the queue is full. */
-static struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow,
-				      struct sdr_ctrlq *q, u32 seq)
+/* Queue a control packet about message @seq; NULL if the queue is full. */
+struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
+			       u32 seq)
 {
 	struct sdr_ctrl *c;
 
@@ -358,6 +358,8 @@ enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
 			sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr,
 							     now));
 	}
+	if (sdr_none_tx_timer(flow, now, &q))
+		dead_peer = true;
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];
 

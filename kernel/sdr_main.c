@@ -111,6 +111,8 @@ SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
 	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
 SDR_PARAM(fail_qp_recovery, 0, 0, 1, 0644,
 	  "Testing: 1 makes QP recoveries fail, as on a broken device");
+SDR_PARAM(none_window, 512, 16, 16384, 0644,
+	  "Policy NONE: packets a flow created from now on lets its peer have on the way (receive credits)");
 SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
 	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
 

@@ -206,14 +206,15 @@ static const char * const sdr_state_names[] = {
 enum sdr_flow_field {
 	SDR_FF_OWNER_PID, SDR_FF_OWNER_UID, SDR_FF_MTU, SDR_FF_PAYLOAD,
 	SDR_FF_CHUNK, SDR_FF_MAX_MSG, SDR_FF_MAX_MSGS, SDR_FF_SENDS,
-	SDR_FF_RECVS,
+	SDR_FF_RECVS, SDR_FF_NONE_WINDOW,
 	/* counters/ */
 	SDR_FF_TX_PACKETS, SDR_FF_TX_BYTES, SDR_FF_RX_PACKETS, SDR_FF_RX_BYTES,
 	SDR_FF_RX_DROPPED, SDR_FF_RETX, SDR_FF_TIMEOUTS, SDR_FF_ACKS_TX,
 	SDR_FF_ACKS_RX, SDR_FF_NACKS_TX, SDR_FF_NACKS_RX, SDR_FF_RNR_TX,
 	SDR_FF_RNR_RX, SDR_FF_SPURIOUS, SDR_FF_MSGS_SENT, SDR_FF_MSGS_RECEIVED,
 	SDR_FF_MSGS_FAILED, SDR_FF_SRTT_US, SDR_FF_PARITY_TX, SDR_FF_PARITY_RX,
-	SDR_FF_RECOVERED, SDR_FF_DECODES,
+	SDR_FF_RECOVERED, SDR_FF_DECODES, SDR_FF_CREDIT_WAITS, SDR_FF_PROBES_TX,
+	SDR_FF_CREDITS_TX,
 };
 
 struct sdr_flow_attr {
@@ -257,6 +258,10 @@ static u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
 	case SDR_FF_PARITY_RX:		return sr->parity_rx;
 	case SDR_FF_RECOVERED:		return sr->ec_recovered;
 	case SDR_FF_DECODES:		return sr->ec_decodes;
+	case SDR_FF_NONE_WINDOW:	return flow->none_rx.window;
+	case SDR_FF_CREDIT_WAITS:	return flow->none_tx.waits;
+	case SDR_FF_PROBES_TX:		return flow->none_tx.probes;
+	case SDR_FF_CREDITS_TX:		return flow->none_rx.grants;
 	}
 	return 0;
 }
@@ -290,6 +295,10 @@ SDR_FLOW_ATTR(max_msgs, SDR_FF_MAX_MSGS);
 SDR_FLOW_ATTR(sends_inflight, SDR_FF_SENDS);
 SDR_FLOW_ATTR(recvs_posted, SDR_FF_RECVS);
 SDR_FLOW_ATTR(srtt_us, SDR_FF_SRTT_US);
+SDR_FLOW_ATTR(none_window, SDR_FF_NONE_WINDOW);
+SDR_FLOW_ATTR(credit_waits, SDR_FF_CREDIT_WAITS);
+SDR_FLOW_ATTR(probes_tx, SDR_FF_PROBES_TX);
+SDR_FLOW_ATTR(credits_tx, SDR_FF_CREDITS_TX);
 SDR_FLOW_ATTR(tx_packets, SDR_FF_TX_PACKETS);
 SDR_FLOW_ATTR(tx_bytes, SDR_FF_TX_BYTES);
 SDR_FLOW_ATTR(rx_packets, SDR_FF_RX_PACKETS);
@@ -378,6 +387,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_sends_inflight.attr.attr,
 	&sdr_fa_recvs_posted.attr.attr,
 	&sdr_fa_srtt_us.attr.attr,
+	&sdr_fa_none_window.attr.attr,
 	NULL,
 };
 
@@ -407,6 +417,9 @@ static struct attribute *sdr_flow_counter_attrs[] = {
 	&sdr_fa_parity_received.attr.attr,
 	&sdr_fa_pkts_recovered.attr.attr,
 	&sdr_fa_decodes.attr.attr,
+	&sdr_fa_credit_waits.attr.attr,
+	&sdr_fa_probes_tx.attr.attr,
+	&sdr_fa_credits_tx.attr.attr,
 	NULL,
 };
 

@@ -202,6 +202,15 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 		if (pkt->aux == (SDR_ACK_F_COMPLETE | SDR_ACK_F_ABORT))
 			return -SDR_DROP_FLAGS;
 		return sdr_ack_parse(body, pkt->payload_len, NULL);
+	case SDR_PKT_CREDIT:	/* msg_seq, aux: the limits */
+	case SDR_PKT_PROBE:	/* aux: the sender's next packet number */
+		if (pkt->policy != SDR_WIRE_POLICY_NONE)
+			return -SDR_DROP_POLICY;
+		if (pkt->payload_len)
+			return -SDR_DROP_LEN;
+		if (pkt->type == SDR_PKT_PROBE && pkt->msg_seq)
+			return -SDR_DROP_RESERVED;
+		return 0;
 	default:	/* RNR, CLOSE */
 		if (pkt->payload_len)
 			return -SDR_DROP_LEN;
@@ -238,7 +247,7 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	pkt.aux = sdr_get_be32(p + 36);
 	pkt.token = (u64)sdr_get_be32(p + 40) << 32 | sdr_get_be32(p + 44);
 
-	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_CLOSE)
+	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_TYPE_MAX)
 		return -SDR_DROP_TYPE;
 	if (pkt.policy > SDR_WIRE_POLICY_MAX)
 		return -SDR_DROP_POLICY;

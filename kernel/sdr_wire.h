@@ -10,7 +10,7 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	2
+#define SDR_WIRE_VERSION	3
 #define SDR_WIRE_HDR_LEN	48
 
 /* packet types */
@@ -20,7 +20,11 @@ enum sdr_pkt_type {
 	SDR_PKT_NACK	= 3,
 	SDR_PKT_RNR	= 4,	/* receiver not ready: no receive posted */
 	SDR_PKT_CLOSE	= 5,	/* flow closed */
+	SDR_PKT_CREDIT	= 6,	/* NONE: receives posted, packets grantable */
+	SDR_PKT_PROBE	= 7,	/* NONE: a sender waiting for credit asks */
 };
+
+#define SDR_PKT_TYPE_MAX	SDR_PKT_PROBE
 
 /* policy byte: the sending flow's reliability policy */
 enum sdr_wire_policy {
@@ -47,6 +51,8 @@ enum sdr_wire_policy {
 #define SDR_EC_AUX_K(aux)	((aux) >> 24)
 #define SDR_EC_AUX_M(aux)	(((aux) >> 16) & 0xff)
 #define SDR_EC_AUX_J(aux)	((aux) & 0xffff)
+
+/* aux of a NONE DATA packet: its number among the flow's NONE packets */
 
 /* aux of ACK/NACK: flags */
 #define SDR_ACK_F_COMPLETE	0x01	/* receiver has the whole message */
@@ -124,7 +130,7 @@ enum sdr_drop_reason {
 	SDR_DROP_EC,		/* EC fields bad or differ from earlier */
 	SDR_DROP_NOMEM,		/* no memory to keep a parity packet */
 	SDR_DROP_TOKEN,		/* token is not the flow's: blind forgery */
-	SDR_DROP_ACK_CLAIM,	/* ACK/NACK/RNR no true receiver could send */
+	SDR_DROP_ACK_CLAIM,	/* a claim no true peer could make */
 	SDR_DROP_NR
 };
 

@@ -63,7 +63,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		2
+#define SDR_ABI_VERSION		3
 #define SDR_IOC_MAGIC		0xD5
 
 /* Reliability policies. */
@@ -147,8 +147,10 @@ struct sdr_cqe {
  * out of band as bytes; all fields are little-endian.  It is the flow's
  * credential: token is a random number every packet to this flow must
  * carry (packets without it are dropped as bad_token), and seq0 the
- * random sequence number of the flow's first message.  Give it only to
- * the peer.
+ * random sequence number of the flow's first message.  none_window is
+ * how many NONE packets the flow lets its peer have on the way (receive
+ * credits, Documentation/protocol.rst), 16..16384.  Give it only to the
+ * peer.
  */
 #define SDR_EP_MAGIC		0x31524453	/* "SDR1" */
 
@@ -167,7 +169,7 @@ struct sdr_endpoint {
 	__u32 token_lo;		/* random, per flow */
 	__u32 token_hi;
 	__u32 seq0;		/* sequence number of the first message */
-	__u32 __reserved;
+	__u32 none_window;	/* NONE packets the flow takes in flight */
 };
 
 /*

@@ -90,6 +90,16 @@ int main(int argc, char **argv)
 	p.type = SDR_PKT_CLOSE;
 	sdr_wire_encode(&p, buf);
 	put(dir, "close", buf, SDR_WIRE_HDR_LEN);
+	p.type = SDR_PKT_CREDIT;
+	p.msg_seq = 0x12345678;
+	p.aux = 0xfffffff0;
+	sdr_wire_encode(&p, buf);
+	put(dir, "credit", buf, SDR_WIRE_HDR_LEN);
+	p.type = SDR_PKT_PROBE;
+	p.msg_seq = 0;
+	p.ts = 77;
+	sdr_wire_encode(&p, buf);
+	put(dir, "probe", buf, SDR_WIRE_HDR_LEN);
 	if (argc > 2) {
 		/* fuzz_sr scripts: geometry bytes, then operations */
 		static const u8 s1[] = { 0, 0x40, 0, 0x04, 0, 8, 4, 0, 0, 0, 3, 16,
@@ -133,6 +143,22 @@ int main(int argc, char **argv)
 		put(argv[3], "ec_enospc", e3, sizeof(e3));
 		put(argv[3], "ec_short_submsg", e4, sizeof(e4));
 		put(argv[3], "ec_stray_bit", e5, sizeof(e5));
+	}
+	if (argc > 4) {
+		/*
+		 * fuzz_credit: window - 16, seq0 (4), psn0 (4), then
+		 * (time step, operation, operands) ...
+		 */
+		static const u8 c1[] = { 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf8,
+			1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 1, 2, 1, 2,
+			1, 3, 0, 1, 1, 0, 1, 5, 1, 2, 1, 3, 0 };
+		static const u8 c2[] = { 48, 0x80, 0, 0, 0, 0, 0, 0, 0,
+			1, 1, 0, 0, 7, 1, 0, 1, 200, 5, 0, 1, 1, 2, 1, 3, 0,
+			1, 4, 0xff, 0xff, 0xff, 0xff, 0, 0, 1, 0, 1, 6, 0, 0,
+			0, 99, 1, 1, 0, 0 };
+
+		put(argv[4], "credit_wrap", c1, sizeof(c1));
+		put(argv[4], "credit_probe_forged", c2, sizeof(c2));
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@ int main(int argc, char **argv)
 	test_wire();
 	test_bitmap();
 	test_rtt();
+	test_credit();
 	test_sr();
 	test_ec();
 	test_sim();

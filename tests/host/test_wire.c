@@ -48,7 +48,7 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 2, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 3, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
@@ -207,7 +207,8 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 0, 0x5e), -SDR_DROP_MAGIC);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 0), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 1), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 3), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 2), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 4), -SDR_DROP_VERSION);
 	/* LEN: payload longer than the buffer */
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 99, -1, 0), -SDR_DROP_LEN);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, -1, 0), 0);
@@ -219,7 +220,7 @@ static void test_wire_reject(void)
 	CHECK_EQ(sdr_wire_decode(buf, sizeof(buf), &q), -(reason));	\
 } while (0)
 	REJECT(p.type = 0, SDR_DROP_TYPE);
-	REJECT(p.type = 6, SDR_DROP_TYPE);
+	REJECT(p.type = 8, SDR_DROP_TYPE);
 	REJECT(p.type = 255, SDR_DROP_TYPE);
 	REJECT(p.policy = 4, SDR_DROP_POLICY);
 	REJECT(p.dst_flow = 0, SDR_DROP_FLOW);
@@ -259,6 +260,22 @@ static void test_wire_reject(void)
 	       p.imm = 0; p.payload_len = 11, SDR_DROP_ACK);
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.offset = 0;
 	       p.imm = 0; p.payload_len = 12, SDR_DROP_RESERVED);
+	/* CREDIT and PROBE: NONE's, no body, no flags */
+#define CTL(t) p.type = (t); p.flags = 0; p.msg_len = 0; p.offset = 0; \
+	p.imm = 0; p.payload_len = 0; p.policy = SDR_WIRE_POLICY_NONE
+	REJECT(CTL(SDR_PKT_CREDIT); p.aux = 0xffffffff, 0);
+	REJECT(CTL(SDR_PKT_CREDIT); p.policy = SDR_WIRE_POLICY_SR,
+	       SDR_DROP_POLICY);
+	REJECT(CTL(SDR_PKT_CREDIT); p.payload_len = 1, SDR_DROP_LEN);
+	REJECT(CTL(SDR_PKT_CREDIT); p.flags = 1, SDR_DROP_FLAGS);
+	REJECT(CTL(SDR_PKT_CREDIT); p.imm = 1, SDR_DROP_RESERVED);
+	REJECT(CTL(SDR_PKT_PROBE); p.msg_seq = 0; p.aux = 5, 0);
+	REJECT(CTL(SDR_PKT_PROBE), SDR_DROP_RESERVED);	/* msg_seq set */
+	REJECT(CTL(SDR_PKT_PROBE); p.msg_seq = 0; p.policy = SDR_WIRE_POLICY_EC,
+	       SDR_DROP_POLICY);
+	REJECT(CTL(SDR_PKT_PROBE); p.msg_seq = 0; p.msg_len = 4,
+	       SDR_DROP_RESERVED);
+#undef CTL
 #undef REJECT
 }
 

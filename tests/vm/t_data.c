@@ -73,6 +73,7 @@ FIXTURE_SETUP(pair)
 
 FIXTURE_TEARDOWN(pair)
 {
+	EXPECT_EQ(set_param("none_reorder_pkts", 1024), 0);
 	if (self->fs)
 		EXPECT_EQ(sdr_flow_destroy(self->fs), 0);
 	if (self->fr)
@@ -440,6 +441,20 @@ TEST_F_T(pair, policy_switch_live_200, 300)
 	switch_every = 0;
 }
 
+/*
+ * The same with a NONE reorder window of 64 packets: a NONE receiver gives
+ * up on its own messages' holes only, never on an SR or EC message that
+ * is still arriving (it did, PARTIAL, once a later NONE packet was 64
+ * packets past), and never on a message the sender has not finished.
+ */
+TEST_F_T(pair, policy_switch_live_reorder_64, 300)
+{
+	ASSERT_EQ(set_param("none_reorder_pkts", 64), 0);
+	switch_every = 7;
+	transfer(self, 200, size_medium, M_REGION);
+	switch_every = 0;
+}
+
 TEST_F_T(pair, user_pointer_100, 300)
 {
 	transfer(self, 100, size_medium, M_PTR);
@@ -462,6 +477,127 @@ static uint32_t size_edges(uint32_t i, uint64_t *rng)
 {
 	(void)rng;
 	return edge_sizes[i % edge_n];
+}
+
+/* A counter of flow @fl in sysfs (flows/<id>/counters/<name>), or ~0. */
+static uint64_t flow_counter(struct sdr_flow *fl, const char *dev,
+			     const char *name)
+{
+	struct sdr_flow_info fi;
+	char path[256];
+	unsigned long long v;
+	FILE *f;
+
+	memset(&fi, 0, sizeof(fi));
+	if (sdr_flow_info(fl, &fi))
+		return ~0ULL;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/counters/%s",
+		 dev, fi.flow_id, name);
+	f = fopen(path, "r");
+	if (!f)
+		return ~0ULL;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ~0ULL;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Receive credits: a NONE message sent before its receive is posted waits
+ * for it (probing), instead of being dropped at the receiver; once the
+ * receives are posted every message arrives whole and intact.
+ */
+TEST_T(none_send_waits_for_its_receive, 120)
+{
+	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
+				    .max_msg_size = 1 << 20, .max_msgs = 4 };
+	struct sdr_ctx *cs, *cr;
+	struct sdr_flow *fs, *fr;
+	struct sdr_flow_props ps;
+	struct sdr_completion c[8];
+	struct sdr_recv *h[4];
+	uint64_t want[4];
+	uint32_t len = 300000, seq, i, recvd = 0, sends = 0;
+	int64_t t0;
+	int k, n;
+
+	ASSERT_EQ(none_idle_max(), 0);
+	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
+	ASSERT_EQ(sdr_flow_props(fs, &ps), 0);
+	for (i = 0; i < 4; i++) {
+		uint8_t *p = sdr_send_slot(fs, i);
+
+		random_fill(p, len - i, SEED + i);
+		want[i] = hash64(p, len - i);
+		ASSERT_EQ(sdr_send_post(fs, (uint64_t)i * ps.slot_stride,
+					len - i, i, i, &seq), 0);
+	}
+	/* nothing posted yet: the sends wait and probe (rto_init 100 ms) */
+	usleep(500000);
+	EXPECT_EQ(sdr_send_poll(fs, c, 8), 0);
+	EXPECT_GE(flow_counter(fs, dev0(), "credit_waits"), 1);
+	EXPECT_NE(flow_counter(fs, dev0(), "credit_waits"), ~0ULL);
+	EXPECT_GE(flow_counter(fs, dev0(), "probes_tx"), 2);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(sdr_recv_post(fr, 100 + i, &h[i]), 0);
+	t0 = now_us();
+	while ((recvd < 4 || sends < 4) && now_us() - t0 < 60000000) {
+		n = sdr_send_poll(fs, c, 8);
+		ASSERT_GE(n, 0);
+		for (k = 0; k < n; k++) {
+			EXPECT_EQ(c[k].status, SDR_STATUS_OK);
+			sends++;
+		}
+		n = sdr_poll_cq(cr, c, 8);
+		ASSERT_GE(n, 0);
+		for (k = 0; k < n; k++) {
+			i = (uint32_t)c[k].user_data - 100;
+			ASSERT_LT(i, 4);
+			EXPECT_EQ(c[k].status, SDR_STATUS_OK);
+			EXPECT_EQ(c[k].len, len - i);
+			EXPECT_EQ(c[k].imm, i);
+			EXPECT_EQ(hash64(sdr_recv_data(h[i]), len - i), want[i]);
+			EXPECT_EQ(sdr_recv_complete(h[i]), 0);
+			recvd++;
+		}
+		if (!n)
+			sdr_wait(cr, 5);
+	}
+	EXPECT_EQ(recvd, 4);
+	EXPECT_EQ(sends, 4);
+	EXPECT_GE(flow_counter(fr, dev1(), "credits_tx"), 4);
+	EXPECT_EQ(sdr_flow_destroy(fs), 0);
+	EXPECT_EQ(sdr_flow_destroy(fr), 0);
+	EXPECT_EQ(sdr_close(cs), 0);
+	EXPECT_EQ(sdr_close(cr), 0);
+}
+
+/*
+ * The smallest receive window, 16 packets: 40 messages of up to 1 MiB
+ * arrive whole and intact while the sender waits for credit again and
+ * again (the receiver grants every 4 packets it takes).
+ */
+TEST_T(none_window_16, 300)
+{
+	static struct pair_fixture self;
+	uint64_t waits, grants;
+
+	ASSERT_EQ(set_param("none_window", 16), 0);
+	memset(&self, 0, sizeof(self));
+	pair_setup(&self);
+	ASSERT_EQ(set_param("none_window", 512), 0);
+	ASSERT_TRUE(self.fs && self.fr && self.scratch);
+	transfer(&self, 40, size_medium, M_REGION);
+	waits = flow_counter(self.fs, dev0(), "credit_waits");
+	grants = flow_counter(self.fr, dev1(), "credits_tx");
+	TH_LOG("sender waited %llu times, receiver sent %llu credits",
+	       (unsigned long long)waits, (unsigned long long)grants);
+	EXPECT_GE(waits, 1);
+	EXPECT_NE(waits, ~0ULL);
+	/* 40 messages of 512 kB on average in 16-packet windows */
+	EXPECT_GE(grants, 40 * 100 / 4);
+	EXPECT_NE(grants, ~0ULL);
+	pair_teardown(&self);
 }
 
 /* Sizes around packet and chunk boundaries, every send mode. */

@@ -1992,9 +1992,10 @@ static void op_connect(struct thr *t)
 		break;
 	case 5:
 		k.peer = a.c.ep;
-		k.peer.__reserved = 1;
+		/* 16..16384 only */
+		k.peer.none_window = pct(t, 50) ? below(t, 16) : 16385 + below(t, 1000);
 		must_fail = 1;
-		to = "an endpoint with __reserved set";
+		to = "an endpoint with its none_window out of range";
 		break;
 	default:
 		if (pick_flow(t, &b, W_ANY) >= 0)
