@@ -532,12 +532,13 @@ TEST_T(none_send_waits_for_its_receive, 120)
 		ASSERT_EQ(sdr_send_post(fs, (uint64_t)i * ps.slot_stride,
 					len - i, i, i, &seq), 0);
 	}
-	/* nothing posted yet: the sends wait and probe (rto_init 100 ms) */
-	usleep(500000);
+	/* nothing posted yet: the sends wait and probe (the connect's, then
+	 * rto_init after the wait began) */
+	EXPECT_TRUE(WAIT_UNTIL(flow_counter(fs, dev0(), "probes_tx") >= 2 &&
+			       flow_counter(fs, dev0(), "probes_tx") != ~0ULL,
+			       WAIT_HANG_MS));
 	EXPECT_EQ(sdr_send_poll(fs, c, 8), 0);
-	EXPECT_GE(flow_counter(fs, dev0(), "credit_waits"), 1);
-	EXPECT_NE(flow_counter(fs, dev0(), "credit_waits"), ~0ULL);
-	EXPECT_GE(flow_counter(fs, dev0(), "probes_tx"), 2);
+	EXPECT_EQ(flow_counter(fs, dev0(), "credit_waits"), 1);
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(sdr_recv_post(fr, 100 + i, &h[i]), 0);
 	t0 = now_us();

@@ -2662,6 +2662,7 @@ static const struct param {
 	{ "max_inflight",	{ 4, 64, 256, 0 } },
 	{ "none_idle_ms",	{ 5, 100, 500, 0 } },
 	{ "none_reorder_pkts",	{ 0, 8, 1024, 2000000 } },
+	{ "none_window",		{ 16, 64, 512, 15 } },
 	{ "ack_every",		{ 1, 4, 16, 0 } },
 	{ "rto_init_us",	{ 200, 10000, 100000, 1 } },
 };
