@@ -257,15 +257,25 @@ void sdr_eck_decode_work(struct work_struct *work)
 {
 	struct sdr_flow *flow = container_of(work, struct sdr_flow, ec_work);
 	u32 pay = flow->payload, first, kg, i, m, last, len;
-	u8 *data[SDR_EC_MAX_K], *par[SDR_EC_MAX_M];
 	struct sdr_ec_job *job;
+	u8 **data, **par;
 	struct sdr_sr_rx *r;
 	u8 *buf, *base;
 	u64 have;
 	int ret;
 
-	/* room for k data packets, the one place the codec writes */
+	/*
+	 * Room for k data packets, the one place the codec writes, and the
+	 * codec's row pointers (too big for a stack under KASAN).
+	 */
 	buf = kvmalloc(array_size(SDR_EC_MAX_K, pay), GFP_KERNEL);
+	data = kmalloc_array(SDR_EC_MAX_K + SDR_EC_MAX_M, sizeof(*data),
+			     GFP_KERNEL);
+	if (!data) {
+		kvfree(buf);
+		buf = NULL;
+	}
+	par = data ? data + SDR_EC_MAX_K : NULL;
 	for (;;) {
 		struct sdr_ctrlq q = { .n = 0 };
 
@@ -330,6 +340,7 @@ next_unlock:
 		sdr_ctrlq_send(flow, &q);
 		cond_resched();
 	}
+	kfree(data);
 	kvfree(buf);
 	sdr_flow_put(flow);
 }

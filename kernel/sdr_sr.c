@@ -90,15 +90,24 @@ static u64 sdr_sr_ec_hold(const struct sdr_sr_flow *f,
 		   f->cfg.rto_max_ns);
 }
 
+/*
+ * While the peer is silent (shift > 0) the timeout backs off, but never
+ * beyond dead_ns / SDR_SR_DEAD_PROBES (nor below the RTO): a peer is
+ * declared dead only after about that many probes went unanswered, not
+ * after a handful that one burst of loss can swallow.  The timeout never
+ * shrinks as shift grows, so expiry stays monotonic in send time.
+ */
 static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 			 const struct sdr_sr_tx *m, u32 i)
 {
 	u32 shift = m->tx_ns[i] < m->last_heard_ns ? 0 :
 		    min(m->silent_rtos, f->cfg.max_backoff);
+	u64 t = sdr_rtt_backoff(&f->rtt, shift);
 
-	return sdr_sat_add(m->tx_ns[i],
-			   sdr_sat_add(sdr_rtt_backoff(&f->rtt, shift),
-				       sdr_sr_ec_hold(f, m)));
+	if (shift && f->cfg.dead_ns)
+		t = min(t, max(div_u64(f->cfg.dead_ns, SDR_SR_DEAD_PROBES),
+			       sdr_rtt_rto(&f->rtt)));
+	return sdr_sat_add(m->tx_ns[i], sdr_sat_add(t, sdr_sr_ec_hold(f, m)));
 }
 
 static u32 sdr_sr_npkts(u32 msg_len, u32 pay)
@@ -318,10 +327,16 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		f->st.timeouts++;
 		expired++;
 	}
-	/* a peer silent for a whole RTO makes the next timeouts back off */
-	if (expired && now - m->last_heard_ns >= sdr_rtt_rto(&f->rtt) &&
-	    m->silent_rtos < SDR_SR_MAX_BACKOFF)
-		m->silent_rtos++;
+	/*
+	 * A peer silent for a whole RTO makes the next timeouts back off,
+	 * and the message probes: one packet at a time, ACKREQ, until an
+	 * answer acknowledges something (cheap enough to probe often).
+	 */
+	if (expired && now - m->last_heard_ns >= sdr_rtt_rto(&f->rtt)) {
+		if (m->silent_rtos < SDR_SR_MAX_BACKOFF)
+			m->silent_rtos++;
+		m->probe = true;
+	}
 }
 
 int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)

@@ -24,6 +24,8 @@
 
 #define SDR_SR_NIL		U32_MAX
 #define SDR_SR_MAX_BACKOFF	SDR_RTT_MAX_SHIFT
+/* a silent peer is probed at least this often per dead_ns before it is dead */
+#define SDR_SR_DEAD_PROBES	64
 
 /* sdr_sr_cfg.flags */
 #define SDR_SR_CFG_NO_NACK	0x1	/* receiver never sends NACKs */

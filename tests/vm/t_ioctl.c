@@ -651,10 +651,16 @@ TEST_F(env, send_errors)
 	/* Closed now. */
 	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
 
-	/* EAGAIN: NMSGS open streams hold every send, once the one above is done. */
+	/*
+	 * EAGAIN: NMSGS open streams hold every send, once the one above is
+	 * done: it went out once the peer posted its receive (NONE waits for
+	 * receive credit).
+	 */
 	{
+		struct sdr_recv_post rp;
 		struct sdr_flow_info fi;
 
+		ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0, &rp), 0);
 		ASSERT_TRUE(WAIT_UNTIL(!raw_info(self->fa, a.flow_id, &fi) &&
 				       fi.sends_inflight == 0, WAIT_HANG_MS));
 	}
