@@ -367,6 +367,9 @@ struct sdr_recv_complete {
  * the next part as long as it takes, but a receiver that got part of a
  * message and then nothing from the peer for the dead-peer time (module
  * parameter dead_ms) fails the flow: do not pause a stream that long.
+ * A NONE message goes out only once the peer posted its receive, and
+ * within the peer's window (receive credits): until then it waits, and its
+ * completion with it, however long the peer takes to post.
  * errors: ENOTCONN flow not connected; EAGAIN max_msgs sends in flight or
  *      completion ring full; EINVAL len 0 or above max_msg_size, a range
  *      outside the send region, a stream part not aligned or beyond
