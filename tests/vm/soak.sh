@@ -61,6 +61,10 @@ for p in none sr ec; do
 	wait
 done
 slab0=$(slab)
+# threads alive: a kworker the load made lingers up to 5 minutes idle, and
+# its task_struct, stack and sighand count in slab
+tasks() { echo "$(ls -d /proc/[0-9]* | wc -l) tasks, $(grep -l '^kworker' /proc/[0-9]*/comm 2>/dev/null | wc -l) kworkers"; }
+tasks0=$(tasks)
 info0=$(mktemp)
 cp /proc/slabinfo "$info0"
 diag "slab at the start: $slab0 kB"
@@ -165,6 +169,7 @@ check "sdr still has both devices, and no flow is left" \
 rm -rf "$tmp"
 slab1=$(slab)
 diag "slab at the end: $slab1 kB (start $slab0 kB)"
+diag "threads at the end: $(tasks) (start $tasks0)"
 # the caches that grew most, in kB (name, start, end)
 if [ -s "$info0" ]; then
 	awk 'FNR > 2 { kb = $2 * $4 / 1024; if (FILENAME != "/proc/slabinfo") a[$1] = kb; else b[$1] = kb }
