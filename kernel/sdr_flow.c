@@ -426,7 +426,7 @@ static bool sdr_none_tx_pending(struct sdr_flow *flow)
 bool sdr_none_tx_timer(struct sdr_flow *flow, u64 now, struct sdr_ctrlq *q)
 {
 	struct sdr_credit_tx *tx = &flow->none_tx;
-	u64 dead_ns = flow->sr.cfg.dead_ns, since, cap;
+	u64 dead_ns = flow->sr.cfg.dead_ns, since;
 	u32 psn;
 
 	lockdep_assert_held(&flow->lock);
@@ -439,12 +439,8 @@ bool sdr_none_tx_timer(struct sdr_flow *flow, u64 now, struct sdr_ctrlq *q)
 	since = max(tx->wait_ns, flow->sr_data_ns);
 	if (dead_ns && now - since >= dead_ns)
 		return true;
-	/* as SR's probes: dead only after about SDR_SR_DEAD_PROBES unanswered */
-	cap = flow->sr.cfg.rto_max_ns;
-	if (dead_ns)
-		cap = min(cap, max(div_u64(dead_ns, SDR_SR_DEAD_PROBES),
-				   sdr_rtt_rto(&flow->sr.rtt)));
-	if (sdr_credit_tx_probe_due(tx, now, cap, &psn))
+	if (sdr_credit_tx_probe_due(tx, now, sdr_sr_silent_cap(&flow->sr),
+				    &psn))
 		sdr_none_probe(flow, psn, q);
 	sdr_srk_arm(flow, sdr_credit_tx_deadline(tx));
 	if (dead_ns)

@@ -91,11 +91,26 @@ static u64 sdr_sr_ec_hold(const struct sdr_sr_flow *f,
 }
 
 /*
- * While the peer is silent (shift > 0) the timeout backs off, but never
- * beyond dead_ns / SDR_SR_DEAD_PROBES (nor below the RTO): a peer is
- * declared dead only after about that many probes went unanswered, not
- * after a handful that one burst of loss can swallow.  The timeout never
- * shrinks as shift grows, so expiry stays monotonic in send time.
+ * How far a timeout backs off while the peer is silent: at most rto_max,
+ * and never beyond dead_ns / SDR_SR_DEAD_PROBES (nor below the RTO), so a
+ * peer is declared dead only after about that many probes went
+ * unanswered, not after a handful that one burst of loss can swallow.
+ * SR's retransmissions and NONE's credit probes both back off to it.
+ */
+u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f)
+{
+	u64 cap = f->rtt.cap_ns;
+
+	if (f->cfg.dead_ns)
+		cap = min(cap, max(div_u64(f->cfg.dead_ns, SDR_SR_DEAD_PROBES),
+				   sdr_rtt_rto(&f->rtt)));
+	return cap;
+}
+
+/*
+ * While the peer is silent (shift > 0) the timeout backs off up to
+ * sdr_sr_silent_cap().  The timeout never shrinks as shift grows, so
+ * expiry stays monotonic in send time.
  */
 static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 			 const struct sdr_sr_tx *m, u32 i)
@@ -104,9 +119,8 @@ static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 		    min(m->silent_rtos, f->cfg.max_backoff);
 	u64 t = sdr_rtt_backoff(&f->rtt, shift);
 
-	if (shift && f->cfg.dead_ns)
-		t = min(t, max(div_u64(f->cfg.dead_ns, SDR_SR_DEAD_PROBES),
-			       sdr_rtt_rto(&f->rtt)));
+	if (shift)
+		t = min(t, sdr_sr_silent_cap(f));
 	return sdr_sat_add(m->tx_ns[i], sdr_sat_add(t, sdr_sr_ec_hold(f, m)));
 }
 

@@ -216,6 +216,7 @@ struct sdr_sr_rx {
 
 void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg);
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
+u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);

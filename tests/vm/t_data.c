@@ -95,17 +95,9 @@ FIXTURE_TEARDOWN(pair)
 static uint64_t sysfs_u64(const char *fmt, const char *dev, const char *name)
 {
 	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
 
 	snprintf(path, sizeof(path), fmt, dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
+	return sysfs_u64_or(path, 0);
 }
 
 #define HW_CTR	"/sys/class/infiniband/%s/ports/1/hw_counters/%s"
@@ -485,21 +477,13 @@ static uint64_t flow_counter(struct sdr_flow *fl, const char *dev,
 {
 	struct sdr_flow_info fi;
 	char path[256];
-	unsigned long long v;
-	FILE *f;
 
 	memset(&fi, 0, sizeof(fi));
 	if (sdr_flow_info(fl, &fi))
 		return ~0ULL;
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/counters/%s",
 		 dev, fi.flow_id, name);
-	f = fopen(path, "r");
-	if (!f)
-		return ~0ULL;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = ~0ULL;
-	fclose(f);
-	return v;
+	return sysfs_u64_or(path, ~0ULL);
 }
 
 /*

@@ -51,16 +51,7 @@ static int read_gid_index(const char *dev, uint32_t *idx)
 /* A sysfs counter, or -1 if it cannot be read. */
 static long long read_counter(const char *path)
 {
-	long long v = -1;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return (long long)sysfs_u64_or(path, ~0ULL);
 }
 
 static long long drops(const char *reason)

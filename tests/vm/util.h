@@ -364,4 +364,18 @@ static inline int none_idle_max(void)
 	return set_param("none_idle_ms", 60000);
 }
 
+/* The number in sysfs file @path, or @err when it cannot be read. */
+static inline uint64_t sysfs_u64_or(const char *path, uint64_t err)
+{
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return err;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = err;
+	fclose(f);
+	return v;
+}
+
 #endif /* SDR_TEST_UTIL_H */
