@@ -1,6 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
- * libsdr internals: the objects behind the opaque handles.
+ * libsdr internals: the objects behind the opaque handles.  Types only:
+ * every function lives in exactly one file, and the files call each other
+ * one way.  Top to bottom, each calls only the files below it:
+ *
+ *   libsdr_ctx.c    contexts: open and bind, close, query
+ *   libsdr_flow.c   flows: create and map, connect, destroy, properties
+ *   libsdr_ring.c   the completion ring: map, drain, backlog, wait
+ *   libsdr_sys.c    the ioctl and clock wrappers
+ *
+ * Beside them, calling only libsdr_sys.c: libsdr_send.c (posting sends),
+ * libsdr_recv.c (posting receives, reading their state in place) and
+ * libsdr_xchg.c (endpoint exchange over TCP).  libsdr_names.c (names of
+ * the uapi constants) calls nothing.  libsdr_sys.h and libsdr_ring.h
+ * declare what their file offers the files above; the rest is libsdr.h.
  */
 #ifndef LIBSDR_INT_H
 #define LIBSDR_INT_H
@@ -9,8 +22,6 @@
 #include <stdint.h>
 
 #include "libsdr.h"
-
-#define SDR_DEV_PATH	"/dev/sdr"
 
 struct sdr_recv {
 	struct sdr_flow *flow;
@@ -63,9 +74,5 @@ struct sdr_ctx {
 	struct sdr_flow *flows;
 	struct sdr_backlog backlog;
 };
-
-int sdr__ioctl(int fd, unsigned long cmd, void *arg);
-struct sdr_flow *sdr__flow_by_id(struct sdr_ctx *ctx, uint32_t id);
-void sdr__backlog_drop_flow(struct sdr_ctx *ctx, struct sdr_flow *flow);
 
 #endif /* LIBSDR_INT_H */

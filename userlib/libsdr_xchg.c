@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
- * libsdr: conveniences with no kernel counterpart - exchanging endpoint
- * blobs over TCP, and names for the uapi constants.
+ * libsdr_xchg: exchanging endpoint blobs over TCP (sdr_exchange_tcp), a
+ * convenience with no kernel counterpart.  Calls only libsdr_sys.c (the
+ * clock for its deadline).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,25 +10,16 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "libsdr_int.h"
+#include "libsdr.h"
+#include "libsdr_sys.h"
 
 #define XCHG_MAGIC	0x58524453u	/* "SDRX" */
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int left_ms(int64_t deadline)
 {
@@ -35,7 +27,7 @@ static int left_ms(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	l = deadline - mono_ms();
+	l = deadline - sdr__now_ms();
 	if (l < 0)
 		return 0;
 	return l > 1000000000 ? 1000000000 : (int)l;
@@ -144,7 +136,7 @@ static int tcp_connect(const char *host, uint16_t port, int64_t deadline)
 		if (ret != -ECONNREFUSED && ret != -ENETUNREACH &&
 		    ret != -EHOSTUNREACH && ret != -ETIMEDOUT)
 			break;
-		if (deadline >= 0 && mono_ms() >= deadline) {
+		if (deadline >= 0 && sdr__now_ms() >= deadline) {
 			ret = -ETIMEDOUT;
 			break;
 		}
@@ -157,7 +149,7 @@ static int tcp_connect(const char *host, uint16_t port, int64_t deadline)
 int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
 		     void *remote, size_t len, int timeout_ms, int *sock)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : sdr__now_ms() + timeout_ms;
 	uint32_t hdr[2], peer[2];
 	int fd, one = 1, ret;
 
@@ -187,53 +179,4 @@ int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
 	else
 		*sock = fd;
 	return ret;
-}
-
-const char *sdr_status_str(uint32_t status)
-{
-	switch (status) {
-	case SDR_STATUS_OK:		return "ok";
-	case SDR_STATUS_PARTIAL:	return "partial";
-	case SDR_STATUS_FAILED:		return "failed";
-	case SDR_STATUS_FLUSHED:	return "flushed";
-	}
-	return "unknown";
-}
-
-static const char *const policy_names[] = {
-	[SDR_POLICY_NONE]	= "none",
-	[SDR_POLICY_SR]		= "sr",
-	[SDR_POLICY_EC]		= "ec",
-	[SDR_POLICY_ADAPTIVE]	= "adaptive",
-	[SDR_POLICY_AUTO]	= "auto",
-};
-
-const char *sdr_policy_str(uint32_t policy)
-{
-	if (policy < sizeof(policy_names) / sizeof(policy_names[0]) &&
-	    policy_names[policy])
-		return policy_names[policy];
-	return "unknown";
-}
-
-int sdr_policy_parse(const char *s, uint32_t *policy)
-{
-	uint32_t i;
-	char *end;
-	unsigned long v;
-
-	if (!s || !policy)
-		return -EINVAL;
-	for (i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
-		if (policy_names[i] && !strcasecmp(s, policy_names[i])) {
-			*policy = i;
-			return 0;
-		}
-	}
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (!*s || *end || errno || v > UINT32_MAX)
-		return -EINVAL;
-	*policy = (uint32_t)v;
-	return 0;
 }

@@ -1,187 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
- * libsdr: contexts and flows - open /dev/sdr, bind, map the completion
- * ring, create/connect/destroy flows and map their regions.
- *
- * Every ioctl argument is zeroed and given size = sizeof(struct) before
- * the fields are filled, so a newer header never sends garbage past what
- * an older kernel knows (it would answer E2BIG).
+ * libsdr_flow: flows - create one and map its receive, send and state
+ * regions at the offsets the kernel returned, set up its receive handles,
+ * connect, change policy, destroy, and report properties and counters.
+ * Calls libsdr_ring.c (to forget a destroyed flow's parked completions)
+ * and libsdr_sys.c.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "libsdr_int.h"
-
-int sdr__ioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, cmd, arg);
-	} while (ret < 0 && errno == EINTR);
-	return ret < 0 ? -errno : 0;
-}
-
-/* "fe80::1", "::ffff:198.18.0.1" or "198.18.0.1" (a RoCE v2 GID). */
-static int parse_gid(const char *s, uint8_t gid[SDR_GID_LEN])
-{
-	struct in_addr a4;
-
-	if (inet_pton(AF_INET6, s, gid) == 1)
-		return 0;
-	if (inet_pton(AF_INET, s, &a4) == 1) {
-		memset(gid, 0, SDR_GID_LEN);
-		gid[10] = 0xff;
-		gid[11] = 0xff;
-		memcpy(gid + 12, &a4, 4);
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int map_ring(struct sdr_ctx *ctx, const struct sdr_bind *b)
-{
-	const struct sdr_ring_offsets *o = &b->ring;
-	uint64_t cq_end;
-	void *p;
-
-	/* Trust but check: every offset must land inside the mapping. */
-	cq_end = (uint64_t)o->cqes + (uint64_t)b->cq_entries * sizeof(struct sdr_cqe);
-	if (!b->ring_size || b->ring_size > SIZE_MAX ||
-	    o->head + 4ULL > b->ring_size || o->tail + 4ULL > b->ring_size ||
-	    o->overflow + 4ULL > b->ring_size || cq_end > b->ring_size ||
-	    !b->cq_entries || (b->cq_entries & (b->cq_entries - 1)) ||
-	    (o->head | o->tail | o->overflow) & 3 || o->cqes & 7)
-		return -EPROTO;
-
-	p = mmap(NULL, b->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 ctx->fd, (off_t)b->ring_offset);
-	if (p == MAP_FAILED)
-		return -errno;
-	ctx->ring_map = p;
-	ctx->ring_size = b->ring_size;
-	ctx->ring_head = (uint32_t *)(ctx->ring_map + o->head);
-	ctx->ring_tail = (const uint32_t *)(ctx->ring_map + o->tail);
-	ctx->ring_overflow = (const uint32_t *)(ctx->ring_map + o->overflow);
-	ctx->cqes = (const struct sdr_cqe *)(ctx->ring_map + o->cqes);
-	ctx->ring_mask = b->cq_entries - 1;
-	return 0;
-}
-
-struct sdr_ctx *sdr_open(const char *dev, const struct sdr_ctx_attr *attr)
-{
-	static const struct sdr_ctx_attr defaults;
-	struct sdr_bind b;
-	struct sdr_ctx *ctx;
-	int ret;
-
-	if (!attr)
-		attr = &defaults;
-	if (!dev || attr->reserved || (attr->flags & ~SDR_CTX_BY_GID)) {
-		errno = EINVAL;
-		return NULL;
-	}
-
-	memset(&b, 0, sizeof(b));
-	b.size = sizeof(b);
-	b.port = attr->port;
-	b.cq_entries = attr->cq_entries;
-	if ((attr->flags & SDR_CTX_BY_GID) || strchr(dev, ':') ||
-	    parse_gid(dev, b.gid) == 0) {
-		if (parse_gid(dev, b.gid)) {
-			errno = EINVAL;
-			return NULL;
-		}
-		b.flags |= SDR_BIND_BY_GID;
-	} else {
-		if (strlen(dev) >= sizeof(b.ibdev)) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		strcpy((char *)b.ibdev, dev);
-	}
-
-	ctx = calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return NULL;
-	ctx->fd = open(SDR_DEV_PATH, O_RDWR | O_CLOEXEC);
-	if (ctx->fd < 0) {
-		ret = -errno;
-		goto err_free;
-	}
-	ret = sdr__ioctl(ctx->fd, SDR_IOC_BIND, &b);
-	if (ret)
-		goto err_close;
-	ret = map_ring(ctx, &b);
-	if (ret)
-		goto err_close;
-
-	memcpy(ctx->info.ibdev, b.ibdev, sizeof(ctx->info.ibdev));
-	ctx->info.ibdev[sizeof(ctx->info.ibdev) - 1] = 0;
-	memcpy(ctx->info.gid, b.gid, sizeof(ctx->info.gid));
-	ctx->info.port = b.port;
-	ctx->info.mtu = b.mtu;
-	ctx->info.cq_entries = b.cq_entries;
-	return ctx;
-
-err_close:
-	close(ctx->fd);
-err_free:
-	free(ctx);
-	errno = -ret;
-	return NULL;
-}
-
-int sdr_close(struct sdr_ctx *ctx)
-{
-	int ret = 0;
-
-	if (!ctx)
-		return -EINVAL;
-	while (ctx->flows) {
-		int r = sdr_flow_destroy(ctx->flows);
-
-		if (r && !ret)
-			ret = r;
-	}
-	if (ctx->ring_map)
-		munmap(ctx->ring_map, ctx->ring_size);
-	if (close(ctx->fd) && !ret)
-		ret = -errno;
-	free(ctx->backlog.ent);
-	free(ctx);
-	return ret;
-}
-
-int sdr_ctx_fd(const struct sdr_ctx *ctx)
-{
-	return ctx ? ctx->fd : -EINVAL;
-}
-
-int sdr_ctx_query(const struct sdr_ctx *ctx, struct sdr_ctx_info *info)
-{
-	if (!ctx || !info)
-		return -EINVAL;
-	*info = ctx->info;
-	info->cq_overflow = __atomic_load_n(ctx->ring_overflow, __ATOMIC_RELAXED);
-	return 0;
-}
-
-struct sdr_flow *sdr__flow_by_id(struct sdr_ctx *ctx, uint32_t id)
-{
-	struct sdr_flow *f;
-
-	for (f = ctx->flows; f; f = f->next)
-		if (f->props.flow_id == id)
-			return f;
-	return NULL;
-}
+#include "libsdr_ring.h"
+#include "libsdr_sys.h"
 
 static void *map_area(int fd, uint64_t off, uint64_t size, int prot)
 {
@@ -351,7 +183,7 @@ int sdr_flow_destroy(struct sdr_flow *flow)
 			break;
 		}
 	}
-	sdr__backlog_drop_flow(ctx, flow);
+	sdr__ring_drop_flow(ctx, flow);
 	unmap_flow(flow);
 	free(flow->recvs);
 	free(flow);

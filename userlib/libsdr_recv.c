@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * libsdr_recv: posting receives and reading a receive in place - its
+ * immediate, chunk and packet bitmaps, data and outcome - until
+ * sdr_recv_complete hands the slot back.  Calls only libsdr_sys.c.
+ *
+ * Memory ordering follows uapi/sdr.h: the kernel stores a slot's flags,
+ * state and every bitmap bit with release semantics after the data they
+ * cover, so each is loaded here with acquire before the bytes are read.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "libsdr_int.h"
+#include "libsdr_sys.h"
+
+int sdr_recv_post(struct sdr_flow *flow, uint64_t user_data,
+		  struct sdr_recv **handle)
+{
+	struct sdr_recv_post p;
+	struct sdr_recv *h;
+	int ret;
+
+	if (!flow || !handle)
+		return -EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	p.flow_id = flow->props.flow_id;
+	p.user_data = user_data;
+	ret = sdr__ioctl(flow->ctx->fd, SDR_IOC_RECV_POST, &p);
+	if (ret)
+		return ret;
+	if (p.slot >= flow->props.max_msgs)
+		return -EPROTO;
+	h = &flow->recvs[p.slot];
+	h->seq = p.seq;
+	h->gen = p.gen;
+	h->user_data = user_data;
+	h->posted = true;
+	*handle = h;
+	return 0;
+}
+
+static int recv_check(const struct sdr_recv *h)
+{
+	if (!h)
+		return -EINVAL;
+	if (!h->posted)
+		return -ESTALE;
+	return 0;
+}
+
+/* The slot's flags with acquire: imm, msg_len, chunks valid once STARTED. */
+static int recv_started(const struct sdr_recv *h)
+{
+	uint32_t flags;
+	int ret = recv_check(h);
+
+	if (ret)
+		return ret;
+	flags = __atomic_load_n(&h->state->flags, __ATOMIC_ACQUIRE);
+	if (!(flags & SDR_RECV_F_STARTED))
+		return -EAGAIN;
+	if (h->state->seq != h->seq)
+		return -ESTALE;
+	return 0;
+}
+
+int sdr_recv_imm_get(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len)
+{
+	int ret = recv_started(h);
+
+	if (ret)
+		return ret;
+	if (imm)
+		*imm = h->state->imm;
+	if (msg_len)
+		*msg_len = h->state->msg_len;
+	return 0;
+}
+
+int sdr_recv_bitmap_get(struct sdr_recv *h, const uint64_t **bitmap,
+			uint32_t *chunks)
+{
+	int ret = recv_started(h);
+
+	if (ret)
+		return ret;
+	if (bitmap)
+		*bitmap = h->chunk_bm;
+	if (chunks)
+		*chunks = h->state->chunks;
+	return 0;
+}
+
+int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk)
+{
+	uint64_t w;
+	int ret = recv_started(h);
+
+	if (ret)
+		return ret;
+	if (chunk >= h->state->chunks)
+		return -EINVAL;
+	w = __atomic_load_n(&h->chunk_bm[chunk / 64], __ATOMIC_ACQUIRE);
+	return (int)((w >> (chunk % 64)) & 1);
+}
+
+int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
+			  uint64_t *pkt_bits, uint32_t nwords, uint32_t *npkts)
+{
+	const struct sdr_flow_props *fp;
+	uint32_t per, first, n, i, wi = UINT32_MAX;
+	uint64_t w = 0;
+	int ret = recv_started(h);
+
+	if (ret)
+		return ret;
+	if (chunk >= h->state->chunks || !pkt_bits)
+		return -EINVAL;
+	fp = &h->flow->props;
+	per = fp->chunk_size / fp->payload;
+	first = chunk * per;
+	n = h->state->packets - first;
+	if (n > per)
+		n = per;
+	if ((uint64_t)nwords * 64 < n)
+		return -ENOSPC;
+	memset(pkt_bits, 0, (size_t)nwords * sizeof(*pkt_bits));
+	for (i = 0; i < n; i++) {
+		uint32_t p = first + i;
+
+		if (p / 64 != wi) {
+			wi = p / 64;
+			w = __atomic_load_n(&h->pkt_bm[wi], __ATOMIC_ACQUIRE);
+		}
+		if ((w >> (p % 64)) & 1)
+			pkt_bits[i / 64] |= 1ULL << (i % 64);
+	}
+	if (npkts)
+		*npkts = n;
+	return 0;
+}
+
+const void *sdr_recv_data(const struct sdr_recv *h)
+{
+	if (!h) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return h->data;
+}
+
+int sdr_recv_poll(struct sdr_recv *h, uint32_t *status)
+{
+	int ret = recv_check(h);
+
+	if (ret)
+		return ret;
+	if (__atomic_load_n(&h->state->state, __ATOMIC_ACQUIRE) != SDR_RECV_DONE)
+		return -EAGAIN;
+	if (h->state->seq != h->seq)
+		return -ESTALE;
+	if (status)
+		*status = __atomic_load_n(&h->state->status, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+const struct sdr_recv_state *sdr_recv_state(const struct sdr_recv *h)
+{
+	return h ? h->state : NULL;
+}
+
+uint32_t sdr_recv_seq(const struct sdr_recv *h)
+{
+	return h ? h->seq : 0;
+}
+
+uint32_t sdr_recv_slot(const struct sdr_recv *h)
+{
+	return h ? h->slot : 0;
+}
+
+uint64_t sdr_recv_user_data(const struct sdr_recv *h)
+{
+	return h ? h->user_data : 0;
+}
+
+int sdr_recv_complete(struct sdr_recv *h)
+{
+	struct sdr_recv_complete c;
+	int ret = recv_check(h);
+
+	if (ret)
+		return ret;
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flow_id = h->flow->props.flow_id;
+	c.slot = h->slot;
+	c.seq = h->seq;
+	ret = sdr__ioctl(h->flow->ctx->fd, SDR_IOC_RECV_COMPLETE, &c);
+	if (!ret || ret == -ESTALE)
+		h->posted = false;
+	return ret;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * libsdr_sys: the system calls every other part of libsdr shares.  The
+ * bottom layer: it knows no libsdr object.
+ */
+#ifndef LIBSDR_SYS_H
+#define LIBSDR_SYS_H
+
+#include <stdint.h>
+
+int sdr__ioctl(int fd, unsigned long cmd, void *arg);
+int64_t sdr__now_ms(void);
+
+#endif /* LIBSDR_SYS_H */
