@@ -59,7 +59,7 @@ debug-kernel:
 debug-module: deps
 	@kdir=$$($(TOP)/tools/vm/debug-kernel) && mkdir -p $(DEBUG_MOD) && \
 	rsync -a --delete --exclude='*.mod.c' --include='*/' --include='*.[ch]' \
-		--include=Kbuild --exclude='*' $(TOP)/Kbuild $(TOP)/kernel \
+		--include=Kbuild --include='*.mk' --exclude='*' $(TOP)/Kbuild $(TOP)/kernel \
 		$(TOP)/uapi $(DEBUG_MOD)/ && \
 	$(MAKE) -C $$kdir M=$(DEBUG_MOD) KCFLAGS=-g modules
 
@@ -88,10 +88,11 @@ CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
 	/usr/src/linux-source-*/scripts/checkpatch.pl) checkpatch.pl)
 
 checkpatch:
-	$(CHECKPATCH) --no-tree --terse -f kernel/*.c kernel/*.h uapi/*.h || true
+	$(CHECKPATCH) --no-tree --terse -f kernel/*.c kernel/*.h kernel/engine/*.c kernel/engine/*.h uapi/*.h || true
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(MAKE) -C kernel/engine clean
 	@for d in userlib tools tests/host tests/fuzz tests/vm; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d clean; fi; done
 	rm -rf build

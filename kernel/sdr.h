@@ -8,7 +8,7 @@
  * end of a message channel; packets find it by id in the device's xarray.
  *
  * Lock order (outermost first):
- *   sdr_devs_lock (mutex, sdr_main.c)
+ *   sdr_devs_lock (mutex, sdr_dev.c)
  *     sdr_dev.rwsem (users vs. removal)
  *       sdr_ctx.lock (mutex)
  *         sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
@@ -47,7 +47,7 @@
 #define SDR_RX_HIST		2048
 #define SDR_TX_SGE		3	/* header + a payload spanning 2 pages */
 
-/* Module parameters (sdr_main.c). */
+/* Module parameters (sdr_params.c). */
 extern unsigned int sdr_recv_depth;
 extern unsigned int sdr_send_depth;
 extern unsigned int sdr_max_region_mb;
@@ -88,6 +88,21 @@ enum sdr_dev_counter {
 struct sdr_tx;
 struct sdr_rx;
 struct sdr_flow;
+struct sdr_dev;
+
+/*
+ * What the flow core asks of a device's UD transport.  sdr_net.c fills it
+ * (sdr_net_init()); the flow core calls through it, so the transport can
+ * sit above the flows whose packets it carries and calls.
+ */
+struct sdr_xmit_ops {
+	/* packets of flows on tx_flows are ready: send what the QP takes */
+	void	(*kick)(struct sdr_dev *sdev);
+	/* send one control packet (header @pkt, @len bytes of @body) now */
+	int	(*send_ctrl)(struct sdr_dev *sdev, struct sdr_flow *flow,
+			     const struct sdr_pkt *pkt, const void *body,
+			     u32 len);
+};
 
 /* One bound RDMA device (its first RoCE port). */
 struct sdr_dev {
@@ -107,6 +122,7 @@ struct sdr_dev {
 	struct rw_semaphore	rwsem;
 	bool			dying;
 
+	const struct sdr_xmit_ops *xmit;	/* set before any flow exists */
 	struct ib_pd		*pd;
 	struct ib_cq		*send_cq;
 	struct ib_cq		*recv_cq;
@@ -158,6 +174,13 @@ extern atomic_t sdr_nr_ctx;		/* open contexts, for leak checks */
 extern atomic_t sdr_nr_flows;		/* live flows, for leak checks */
 extern struct workqueue_struct *sdr_wq;
 
+/* sdr_dev.c */
+int sdr_dev_init(void);
+void sdr_dev_exit(void);
+struct sdr_dev *sdr_dev_alloc(struct ib_device *ibdev, u32 port);
+void sdr_dev_list_add(struct sdr_dev *sdev);
+void sdr_dev_list_del(struct sdr_dev *sdev);
+void sdr_dev_rename(struct sdr_dev *sdev, const char *name);
 struct sdr_dev *sdr_dev_get_by_name(const char *name);
 struct sdr_dev *sdr_dev_get_by_gid(const u8 *gid);
 void sdr_dev_put(struct sdr_dev *sdev);
@@ -178,9 +201,6 @@ static inline void sdr_dev_drop(struct sdr_dev *sdev, int reason)
 int sdr_net_init(struct sdr_dev *sdev);
 void sdr_net_stop(struct sdr_dev *sdev);
 void sdr_net_free(struct sdr_dev *sdev);
-void sdr_net_tx_kick(struct sdr_dev *sdev);
-int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
-		      const struct sdr_pkt *pkt, const void *body, u32 len);
 
 /* ------------------------------------------------------------------ */
 /* Contexts, flows, messages */
@@ -389,7 +409,8 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);
 void sdr_flow_queue_tx(struct sdr_flow *flow);
 
-/* sdr_cdev.c */
+/* sdr_ctx.c */
+bool sdr_ctx_cq_ready(struct sdr_ctx *ctx);
 bool sdr_ctx_cq_reserve(struct sdr_ctx *ctx);
 void sdr_ctx_cq_unreserve(struct sdr_ctx *ctx);
 void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe);
@@ -400,8 +421,8 @@ int sdr_sysfs_add_dev(struct sdr_dev *sdev);
 void sdr_sysfs_del_dev(struct sdr_dev *sdev);
 int sdr_sysfs_add_flow(struct sdr_flow *flow);
 void sdr_sysfs_del_flow(struct sdr_flow *flow);
-void sdr_sysfs_retire_flow(struct sdr_flow *flow);
 
+/* sdr_cdev.c */
 int sdr_cdev_init(void);
 void sdr_cdev_exit(void);
 

@@ -21,65 +21,6 @@
 #define SDR_CQ_MIN	64
 #define SDR_CQ_MAX	65536
 
-static_assert(sizeof(struct sdr_ring_hdr) <= SDR_RING_CQES_OFF);
-static_assert(sizeof(struct sdr_cqe) == 32);
-
-static struct sdr_ring_hdr *sdr_ring(struct sdr_ctx *ctx)
-{
-	return ctx->ring;
-}
-
-/* Entries the process has not consumed yet; garbage in head reads as full. */
-static u32 sdr_ring_used(struct sdr_ctx *ctx)
-{
-	u32 used = ctx->cq_tail - READ_ONCE(sdr_ring(ctx)->head);
-
-	return min(used, ctx->cq_entries);
-}
-
-/* Reserve ring room for one future completion. */
-bool sdr_ctx_cq_reserve(struct sdr_ctx *ctx)
-{
-	bool ok;
-
-	spin_lock_bh(&ctx->cq_lock);
-	ok = ctx->cq_pending + sdr_ring_used(ctx) < ctx->cq_entries;
-	if (ok)
-		ctx->cq_pending++;
-	spin_unlock_bh(&ctx->cq_lock);
-	return ok;
-}
-
-void sdr_ctx_cq_unreserve(struct sdr_ctx *ctx)
-{
-	spin_lock_bh(&ctx->cq_lock);
-	if (!WARN_ON_ONCE(!ctx->cq_pending))
-		ctx->cq_pending--;
-	spin_unlock_bh(&ctx->cq_lock);
-}
-
-/* Post a completion that was reserved with sdr_ctx_cq_reserve(). */
-void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe)
-{
-	struct sdr_ring_hdr *hdr = sdr_ring(ctx);
-	struct sdr_cqe *cqes = ctx->ring + SDR_RING_CQES_OFF;
-
-	spin_lock_bh(&ctx->cq_lock);
-	if (ctx->cq_pending)
-		ctx->cq_pending--;
-	if (sdr_ring_used(ctx) >= ctx->cq_entries) {
-		/* Only a process that wrote garbage into head gets here. */
-		WRITE_ONCE(hdr->overflow, READ_ONCE(hdr->overflow) + 1);
-	} else {
-		cqes[ctx->cq_tail & (ctx->cq_entries - 1)] = *cqe;
-		ctx->cq_tail++;
-		/* The entry is written before the tail says so. */
-		smp_store_release(&hdr->tail, ctx->cq_tail);
-	}
-	spin_unlock_bh(&ctx->cq_lock);
-	wake_up_interruptible(&ctx->wq);
-}
-
 /*
  * SDR_IOC_BIND.  Called without locks: it takes the device's rwsem before
  * ctx->lock, the documented order.
@@ -170,9 +111,17 @@ static int sdr_ioc_flow_create(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_create *arg = p;
 
+	int ret;
+
 	if (arg->__reserved)
 		return -EINVAL;
-	return sdr_flow_create(ctx, arg);
+	ret = sdr_flow_create(ctx, arg);
+	if (ret)
+		return ret;
+	ret = sdr_sysfs_add_flow(sdr_ctx_flow(ctx, arg->flow_id));
+	if (ret)
+		sdr_flow_destroy(ctx, arg->flow_id);
+	return ret;
 }
 
 static int sdr_ioc_flow_connect(struct sdr_ctx *ctx, void *p)
@@ -188,8 +137,15 @@ static int sdr_ioc_flow_destroy(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_destroy *arg = p;
 
+	struct sdr_flow *flow;
+
 	if (arg->__reserved)
 		return -EINVAL;
+	flow = sdr_ctx_flow(ctx, arg->flow_id);
+	if (!flow)
+		return -ENOENT;
+	/* flows/<id> goes first: no attribute method runs on a dying flow */
+	sdr_sysfs_del_flow(flow);
 	return sdr_flow_destroy(ctx, arg->flow_id);
 }
 
@@ -402,7 +358,7 @@ static __poll_t sdr_poll(struct file *file, poll_table *wait)
 	if (!sdev)
 		return EPOLLERR;
 	poll_wait(file, &ctx->wq, wait);
-	if (READ_ONCE(sdr_ring(ctx)->head) != READ_ONCE(ctx->cq_tail))
+	if (sdr_ctx_cq_ready(ctx))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (READ_ONCE(sdev->dying))
 		mask |= EPOLLERR | EPOLLHUP;
@@ -432,10 +388,14 @@ static int sdr_release(struct inode *inode, struct file *file)
 {
 	struct sdr_ctx *ctx = file->private_data;
 	struct sdr_dev *sdev = ctx->sdev;
+	struct sdr_flow *flow;
+	unsigned long id;
 
 	if (sdev) {
 		down_read(&sdev->rwsem);
 		mutex_lock(&ctx->lock);
+		xa_for_each(&ctx->flows, id, flow)
+			sdr_sysfs_del_flow(flow);
 		sdr_flow_destroy_all(ctx);
 		mutex_unlock(&ctx->lock);
 		up_read(&sdev->rwsem);

@@ -31,6 +31,7 @@
 #include "sdr.h"
 #include "sdr_bitmap.h"
 #include "sdr_flow.h"
+#include "sdr_stats.h"
 #include "sdr_trace.h"
 
 #define SDR_STATE_HDR	64
@@ -281,13 +282,6 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
-	ret = sdr_sysfs_add_flow(flow);
-	if (ret) {
-		xa_erase(&ctx->flows, id);
-		xa_erase(&sdev->flows, id);
-		goto err_put;
-	}
-
 	ctx->cq_budget += 2 * flow->max_msgs;
 	atomic_inc(&sdev->nr_flows);
 	/* Visible to the receive path only once complete. */
@@ -1070,12 +1064,13 @@ out_unlock:
 
 void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q)
 {
+	struct sdr_dev *sdev = flow->sdev;
 	unsigned int i;
 
 	for (i = 0; i < q->n; i++)
-		if (sdr_net_send_ctrl(flow->sdev, flow, &q->c[i].hdr,
-				      q->c[i].body, q->c[i].len))
-			sdr_dev_count(flow->sdev, SDR_DEV_CTRL_DROPPED, 1);
+		if (sdev->xmit->send_ctrl(sdev, flow, &q->c[i].hdr,
+					  q->c[i].body, q->c[i].len))
+			sdr_dev_count(sdev, SDR_DEV_CTRL_DROPPED, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1094,7 +1089,7 @@ void sdr_flow_queue_tx(struct sdr_flow *flow)
 	}
 	spin_unlock(&flow->lock);
 	spin_unlock_bh(&sdev->tx_lock);
-	sdr_net_tx_kick(sdev);
+	sdev->xmit->kick(sdev);
 }
 
 /*
@@ -1538,16 +1533,15 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 
 	lockdep_assert_held(&ctx->lock);
 	xa_erase(&ctx->flows, flow->id);
-	sdr_sysfs_del_flow(flow);
 	spin_lock_bh(&flow->lock);
 	connected = flow->state == SDR_FLOW_CONNECTED;
 	spin_unlock_bh(&flow->lock);
 	if (!flow->dead)
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
 	if (tell_peer && connected)
-		sdr_net_send_ctrl(sdev, flow, &close, NULL, 0);
+		sdev->xmit->send_ctrl(sdev, flow, &close, NULL, 0);
 	sdr_flow_release_ah(flow);
-	sdr_sysfs_retire_flow(flow);
+	sdr_flow_retire_stats(flow);
 	if (xa_erase(&sdev->flows, flow->id))
 		atomic_dec(&sdev->nr_flows);
 	ctx->cq_budget -= 2 * flow->max_msgs;

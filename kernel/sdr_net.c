@@ -183,6 +183,8 @@ static void sdr_tx_unmap(struct sdr_tx *tx)
 	tx->nfrags = 0;
 }
 
+static void sdr_net_tx_kick(struct sdr_dev *sdev);
+
 /* Give a send context back; drops its flow reference. */
 static void sdr_tx_release(struct sdr_tx *tx)
 {
@@ -344,7 +346,7 @@ static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
  * Flows take turns one packet at a time, so one flow's large message does
  * not starve the others.
  */
-void sdr_net_tx_kick(struct sdr_dev *sdev)
+static void sdr_net_tx_kick(struct sdr_dev *sdev)
 {
 	struct sdr_txmsg *msg;
 	struct sdr_flow *flow;
@@ -393,8 +395,8 @@ void sdr_net_tx_kick(struct sdr_dev *sdev)
  * Send a control packet (@pkt header plus @len bytes of @body) to @flow's
  * peer.  Best effort: -EAGAIN when no send context is free.
  */
-int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
-		      const struct sdr_pkt *pkt, const void *body, u32 len)
+static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
+			     const struct sdr_pkt *pkt, const void *body, u32 len)
 {
 	struct sdr_tx *tx;
 	struct ib_ah *ah;
@@ -658,12 +660,18 @@ err_free:
 	return -ENOMEM;
 }
 
+static const struct sdr_xmit_ops sdr_net_xmit = {
+	.kick		= sdr_net_tx_kick,
+	.send_ctrl	= sdr_net_send_ctrl,
+};
+
 int sdr_net_init(struct sdr_dev *sdev)
 {
 	struct ib_qp_init_attr init = {};
 	unsigned int i;
 	int ret;
 
+	sdev->xmit = &sdr_net_xmit;
 	sdev->mtu = sdr_dev_mtu(sdev);
 	if (sdev->mtu < 256 || sdev->mtu > PAGE_SIZE)
 		return -EOPNOTSUPP;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the receive credits of NONE messages
- * (kernel/sdr_credit.c): a sender and a receiver over a FIFO path that the
+ * (kernel/engine/sdr_credit.c): a sender and a receiver over a FIFO path that the
  * input loses, delays and sprays with CREDITs and PROBEs of any value.
  *
  * The guarantee asserted, while no forged CREDIT was accepted: the sender

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Receive credits of NONE messages (kernel/sdr_credit.c). */
+/* Receive credits of NONE messages (kernel/engine/sdr_credit.c). */
 #include "tap.h"
 #include "tests.h"
 #include "sdr_credit.h"

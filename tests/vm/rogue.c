@@ -20,7 +20,7 @@
  * real token.
  *
  * Each forged packet goes through sdr_wire_decode(), the receiver's own
- * parser (kernel/sdr_wire.c), to predict the drop counter it must land in:
+ * parser (kernel/engine/sdr_wire.c), to predict the drop counter it must land in:
  * the parser's reason, bad_token for a decoded packet aimed at a live
  * flow, no_flow for any other id.  A packet aimed at a flow counts as
  * "confirmed" once a sysfs scan a second or more after the send still
@@ -53,7 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../kernel/sdr_wire.h"
+#include "sdr_wire.h"
 
 #define SDR_QKEY_DEFAULT	0x5d520001U
 #define ROCE_PORT		4791

@@ -7,7 +7,7 @@
  * counted under its reason in /sys/class/sdr/rxe1/drops/, must never land
  * in a receive slot, and a well-formed message sent the same way must
  * still arrive intact.  Packets are built with the kernel's own encoder
- * (kernel/sdr_wire.c, plain C).
+ * (kernel/engine/sdr_wire.c, from the host engine library).
  */
 #include <infiniband/verbs.h>
 
@@ -15,8 +15,8 @@
 #include "util.h"
 #include "libsdr.h"
 
-#include "../../kernel/sdr_wire.c"
-#include "../../kernel/sdr_ec.c"
+#include "sdr_wire.h"
+#include "sdr_ec.h"
 
 #define QKEY		0x5d520001U
 #define FAKE_FLOW	77

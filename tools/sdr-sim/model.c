@@ -116,7 +116,7 @@ int model_sr(uint32_t n, double tinj, double rto, double rtt, double p,
  *   E[T_EC]   >= (M + M*m/k)*T_inj + P_fallback*(1 + beta)*RTT
  *                + E[T_SR of the failed submessages]
  *
- * What the engine does (kernel/sdr_sr.c): submessage g's k data packets
+ * What the engine does (kernel/engine/sdr_sr.c): submessage g's k data packets
  * go out, then its m parity packets, so it has been sent completely at
  * e_g = (g + 1)*(k + m)*T_inj; the last one, of kl <= k packets, carries
  * ml = sdr_sr_group_m(k, m, kl) parity rows and ends at e_last =

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sdr-sim core: a discrete-event simulation of one flow over a long-haul
- * link, driving the kernel's SR engine (kernel/sdr_sr.c) unchanged, with
+ * link, driving the kernel's SR engine (kernel/engine/sdr_sr.c) unchanged, with
  * or without erasure coding (policy EC: SR plus parity), plus the
  * analytical SR and EC models of SDR-RDMA.  Shared by the sdr-sim tool
  * and the host tests.

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: module parameters, the defaults of what a device or flow is made
+ * with.  A leaf: it calls nothing else of sdr.
+ */
+#include <linux/moduleparam.h>
+#include <linux/sysfs.h>
+
+#include "sdr.h"
+
+/*
+ * Module parameters.  Each is range checked: a write out of range fails
+ * with EINVAL and keeps the old value.
+ */
+struct sdr_param_range {
+	unsigned int	*val;
+	unsigned int	min;
+	unsigned int	max;
+};
+
+static int sdr_param_set(const char *val, const struct kernel_param *kp)
+{
+	const struct sdr_param_range *r = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < r->min || v > r->max)
+		return -EINVAL;
+	WRITE_ONCE(*r->val, v);
+	return 0;
+}
+
+static int sdr_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct sdr_param_range *r = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*r->val));
+}
+
+static const struct kernel_param_ops sdr_param_ops = {
+	.set	= sdr_param_set,
+	.get	= sdr_param_get,
+};
+
+#define SDR_PARAM(name, def, lo, hi, perm, desc)			\
+	unsigned int sdr_##name = def;					\
+	static struct sdr_param_range sdr_##name##_range = {		\
+		&sdr_##name, lo, hi };					\
+	module_param_cb(name, &sdr_param_ops, &sdr_##name##_range, perm); \
+	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]")
+
+SDR_PARAM(recv_depth, 2048, 64, 16384, 0444,
+	  "Receive buffers (pages) posted per device, read at bind");
+SDR_PARAM(send_depth, 512, 16, 16384, 0444,
+	  "Send contexts (packets in flight) per device, read at bind");
+SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
+	  "Largest receive plus send region of one flow, MiB");
+SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
+	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
+SDR_PARAM(default_policy, 0, 0, 2, 0644,
+	  "Policy of flows created with SDR_POLICY_DEFAULT: 0 none, 1 sr, 2 ec");
+SDR_PARAM(chunk_pkts, 16, 1, 1024, 0644,
+	  "Packets per bitmap chunk of flows created with chunk_size 0");
+SDR_PARAM(rto_min_us, 1000, 10, 10000000, 0644,
+	  "SR: retransmission timeout floor, us (read at flow creation)");
+SDR_PARAM(rto_max_us, 2000000, 1000, 60000000, 0644,
+	  "SR: retransmission timeout cap (and backoff cap), us");
+SDR_PARAM(rto_init_us, 100000, 100, 10000000, 0644,
+	  "SR: retransmission timeout before the first RTT sample, us");
+SDR_PARAM(alpha_pct, 25, 0, 1000, 0644,
+	  "SR: RTO = SRTT + max(alpha% of SRTT, 4 RTTVAR)");
+SDR_PARAM(dead_ms, 10000, 100, 3600000, 0644,
+	  "SR: a peer silent this long fails the flow, ms");
+SDR_PARAM(ack_every, 16, 1, 1024, 0644,
+	  "SR: the receiver ACKs after this many new packets");
+SDR_PARAM(ack_delay_us, 1000, 1, 1000000, 0644,
+	  "SR: ... or this long after an unacknowledged packet, us");
+SDR_PARAM(reorder_us, 5000, 1, 10000000, 0644,
+	  "SR: a hole younger than this is reordering, not loss (no NACK yet), us");
+SDR_PARAM(nack_interval_us, 20000, 100, 10000000, 0644,
+	  "SR: time between NACK rounds of one message, us (about an RTT)");
+SDR_PARAM(max_inflight, 256, 1, 65536, 0644,
+	  "SR: packets in flight per flow (keep below the peer's recv_depth)");
+SDR_PARAM(ec_k, 32, 1, 64, 0644,
+	  "EC: data packets per submessage of messages posted from now on");
+SDR_PARAM(ec_m, 8, 1, 32, 0644,
+	  "EC: parity packets per full submessage (a short last one of kg gets max(m*kg/k, min(m, kg)))");
+SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
+	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
+SDR_PARAM(fail_qp_recovery, 0, 0, 1, 0644,
+	  "Testing: 1 makes QP recoveries fail, as on a broken device");
+SDR_PARAM(none_window, 512, 16, 16384, 0644,
+	  "Policy NONE: packets a flow created from now on lets its peer have on the way (receive credits)");
+SDR_PARAM(none_reorder_pkts, 1024, 0, 1048576, 0644,
+	  "Policy NONE: packets of the flow to wait for reordered ones once the sender is done with a message");
+
