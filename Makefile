@@ -1,29 +1,46 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# sdr: top-level build.  `make` builds the module, library, tools and tests;
-# `make check` runs the host tests and then the VM suite; `make check-debug`
-# runs the VM suite on a debug kernel; `make demo` runs the long-haul demo.
-# Missing Debian packages are installed by `make deps`, which the other
-# targets call first (it is a no-op when everything is present).
+# sdr: top-level build.  `make` builds the module, library, tools and tests
+# and installs nothing: a missing Debian package stops it with its name.
+# `make deps` (tools/deps) is the one thing that installs packages, and
+# every target that needs more than a plain build calls it first (a no-op
+# when everything is present): `make check` runs the static checks, the
+# host tests and fuzzers, then the VM suite; `make check-debug` runs the VM
+# suite on a debug kernel; `make demo` runs the long-haul demo.  Every
+# target is listed in Documentation/building.rst.
 
 TOP := $(abspath .)
 KVER ?= $(shell $(TOP)/tools/vm/kver 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps module userlib tools tests clean check host-check vm-check \
-	fuzz-check demo sparse checkpatch docs debug-kernel debug-module \
+# A target's prerequisites are made one after another, in the order listed,
+# so that deps has installed what the build needs before it starts (the
+# sub-makes still run their own jobs in parallel).
+.NOTPARALLEL:
+
+.PHONY: all deps have-deps module userlib tools tests clean check host-check \
+	vm-check fuzz-check demo sparse checkpatch debug-kernel debug-module \
 	check-debug soak soak-debug
 
-all: deps module userlib tools tests
+all: module userlib tools tests
 
 deps:
 	@$(TOP)/tools/deps
 
-module: deps
+# What a plain build needs, checked, never installed: the compiler,
+# libibverbs-dev and, unless KDIR is given, the kernel image and headers
+# tools/vm/kver picks.
+have-deps:
+	@$(TOP)/tools/deps --check build $(if $(filter file,$(origin KDIR)),kernel)
+ifeq ($(origin KDIR)$(origin KVER),filefile)
+	@$(TOP)/tools/vm/kver >/dev/null
+endif
+
+module: have-deps
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
-userlib:
+userlib: have-deps
 	@if [ -f userlib/Makefile ]; then $(MAKE) -C userlib; fi
 
 tools: userlib
@@ -39,12 +56,13 @@ host-check: deps
 fuzz-check: deps
 	$(MAKE) -C tests/fuzz check
 
-vm-check: all
+vm-check: deps all
 	$(TOP)/tests/run-vm-tests
 
-# Host tests first (seconds), then the VM suite; one summary line at the end.
-check: all
-	@$(TOP)/tests/run-all
+# The static checks first (checkpatch, sparse: a minute), then the host
+# tests, the fuzzers and the VM suite; one summary line at the end.
+check: deps all
+	@KDIR=$(KDIR) $(TOP)/tests/run-all
 
 # The debug test kernel (KASAN, KFENCE, lockdep, kmemleak, debug objects),
 # built from linux-source-6.1 on first use and cached under build/debug/, and
@@ -53,7 +71,7 @@ check: all
 # debug info (the kernel has none), for scripts/faddr2line on its reports.
 DEBUG_MOD := $(TOP)/build/debug/mod
 
-debug-kernel:
+debug-kernel: deps
 	@$(TOP)/tools/vm/debug-kernel >/dev/null
 
 debug-module: deps
@@ -64,35 +82,34 @@ debug-module: deps
 	$(MAKE) -C $$kdir M=$(DEBUG_MOD) KCFLAGS=-g modules
 
 # DEBUG_TESTS="t_a t_b": only these, in one boot (default: the whole suite).
-check-debug: all debug-module
+check-debug: deps all debug-module
 	@$(TOP)/tests/run-vm-tests-debug $(DEBUG_TESTS)
 
 # Not in make check: 10 minutes (SDR_SOAK_SECONDS) of netem changes, every
 # policy, rogue senders and the ioctl fuzzer at once in one VM boot;
 # soak-debug does it on the debug kernel.
-soak: all
+soak: deps all
 	@$(TOP)/tests/run-soak
 
-soak-debug: all debug-module
+soak-debug: deps all debug-module
 	@SDR_SOAK_DEBUG=1 $(TOP)/tests/run-soak
 
-demo: all
+demo: deps all
 	@$(TOP)/tools/demo
 
+# Static checks of the kernel code, the first suite of make check
+# (tests/run-static): sparse on every file of the module (make C=2) fails
+# on any warning; checkpatch.pl --strict (unpacked from linux-source-6.1,
+# or CHECKPATCH=...) fails on ERRORs and WARNINGs and prints its CHECKs.
 sparse: deps
-	$(MAKE) -C $(KDIR) M=$(TOP) C=2 modules
+	@KDIR=$(KDIR) $(TOP)/tests/run-static sparse
 
-# The headers package has no checkpatch.pl; linux-source-6.1 (unpacked
-# under /usr/src) does.
-CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
-	/usr/src/linux-source-*/scripts/checkpatch.pl) checkpatch.pl)
-
-checkpatch:
-	$(CHECKPATCH) --no-tree --terse -f kernel/*.c kernel/*.h kernel/engine/*.c kernel/engine/*.h uapi/*.h || true
+checkpatch: deps
+	@$(TOP)/tests/run-static checkpatch
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(MAKE) -C kernel/engine clean
-	@for d in userlib tools tests/host tests/fuzz tests/vm; do \
+	@for d in userlib tools tools/sdr-sim tests/host tests/fuzz tests/vm; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d clean; fi; done
 	rm -rf build
