@@ -87,6 +87,7 @@ enum sdr_dev_counter {
 
 struct sdr_tx;
 struct sdr_rx;
+struct sdr_policy_ops;
 struct sdr_flow;
 struct sdr_dev;
 
@@ -242,7 +243,7 @@ struct sdr_ring_hdr {			/* page 0 of the ring mapping */
 struct sdr_txmsg {
 	struct kref		ref;
 	struct list_head	node;		/* flow->tx_msgs */
-	u8			policy;		/* the flow's when posted */
+	const struct sdr_policy_ops *ops;	/* the flow's policy when posted */
 	u32			seq;
 	u32			imm;
 	u32			msg_len;
@@ -269,7 +270,7 @@ struct sdr_txmsg {
 
 /* Kernel-private part of a receive slot (the public part is shared). */
 struct sdr_rxslot {
-	u8			policy;		/* the first packet's */
+	const struct sdr_policy_ops *ops;	/* the first packet's policy */
 	u32			seq;
 	u32			state;		/* SDR_RECV_* (mirrors shared) */
 	u32			msg_len;
@@ -359,15 +360,18 @@ struct sdr_flow {
 	struct hrtimer		rx_timer;	/* NONE idle completion */
 	bool			rx_timer_armed;
 
-	/* SR: engine state shared by the flow's messages, and its timer */
+	/* the flow's timer, for every policy (sdr_flow_arm()) */
+	struct hrtimer		timer;
+	u64			timer_at;	/* its expiry, 0 if not armed */
+	u64			dead_ns;	/* peer silent this long: dead; 0 never */
+
+	/* SR: engine state shared by the flow's messages */
 	struct sdr_sr_flow	sr;
 	void			*sr_rx_mem;	/* max_msgs receive maps */
 	size_t			sr_rx_size;	/* bytes of one */
-	struct hrtimer		sr_timer;
-	u64			sr_timer_at;	/* its expiry, 0 if not armed */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */
 	u64			sr_data_ns;	/* last packet from the peer */
-	/* NONE: receive credits (sdr_credit.h), probed from sr_timer */
+	/* NONE: receive credits (sdr_credit.h), probed from the timer */
 	struct sdr_credit_tx	none_tx;
 	struct sdr_credit_rx	none_rx;	/* window: ours, from create */
 	struct list_head	ec_jobs;	/* EC: submessages to decode */
@@ -379,6 +383,20 @@ struct sdr_flow {
 	struct work_struct	free_work;
 	struct rcu_head		rcu;
 };
+
+/*
+ * struct sdr_endpoint travels between hosts: its __u32 fields hold
+ * little-endian values (uapi keeps __le32 out of its types).
+ */
+static inline __u32 sdr_ep_put(u32 v)
+{
+	return (__force __u32)cpu_to_le32(v);
+}
+
+static inline u32 sdr_ep_get(__u32 v)
+{
+	return le32_to_cpu((__force __le32)v);
+}
 
 void sdr_flow_get(struct sdr_flow *flow);
 void sdr_flow_put(struct sdr_flow *flow);
@@ -401,8 +419,6 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
 		 const union ib_gid *sgid);
-enum hrtimer_restart sdr_flow_rx_timer(struct hrtimer *timer);
-enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer);
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 		      const u8 **data, struct sdr_txmsg **msg);

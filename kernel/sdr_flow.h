@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdr: what the flow core (sdr_flow.c) and its policies (sdr_flow_*.c)
- * share.  All of it runs under flow->lock unless said otherwise.
+ * sdr: what the flow core (sdr_flow.c), the flow services it and the
+ * policies share (sdr_flow_lib.c), and the policies (sdr_flow_none.c,
+ * sdr_flow_sr.c, sdr_flow_ec.c, listed in sdr_policy.c).  All of it runs
+ * under flow->lock unless said otherwise.
+ *
+ * The calls run one way: the flow core calls a policy only through its
+ * struct sdr_policy_ops; a policy calls the flow services and the engine,
+ * never the flow core.
  */
 #ifndef SDR_FLOW_H
 #define SDR_FLOW_H
@@ -20,63 +26,166 @@ struct sdr_ctrlq {
 	struct sdr_ctrl	c[4];
 };
 
-/* No lock held: sends what @q holds to the flow's peer. */
-void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
+/* One pass of the transmitter over a flow's messages, oldest first. */
+struct sdr_tx_round {
+	u64		now;
+	unsigned long	held;	/* bit id: that policy's later messages wait */
+};
 
+/* EC's payload work inside the SR engine's message handling. */
+struct sdr_parity_ops {
+	int	(*tx_init)(struct sdr_flow *flow, struct sdr_txmsg *msg);
+	const u8 *(*tx_row)(struct sdr_flow *flow, struct sdr_txmsg *msg,
+			    u32 g, u32 j);
+	u8	*(*rx_buf)(struct sdr_flow *flow, const u8 *payload);
+	void	(*rx_keep)(struct sdr_flow *flow, u32 idx,
+			   const struct sdr_pkt *pkt, u8 *buf, u64 now);
+	void	(*rx_free_group)(struct sdr_flow *flow, u32 idx, u32 g);
+	void	(*rx_queue_decode)(struct sdr_flow *flow, u32 idx, u32 g,
+				   u64 now);
+};
+
+/* struct sdr_policy_ops.features: what the policy needs of the flow */
+#define SDR_PF_PARITY	0x1	/* its DATA packets may carry parity */
+#define SDR_PF_ACKED	0x2	/* its sends take ACK, NACK and RNR */
+
+/*
+ * A reliability policy, modelled on tcp_congestion_ops: the flow core
+ * holds no policy id tests, it calls these.  A message keeps the ops of
+ * the policy it was posted under (msg->ops) and a receive those of its
+ * first packet (slot->ops), so a live switch changes only what is posted
+ * after it.  Adding a policy is a file that fills one and a line in
+ * sdr_policy.c.  Hooks marked optional may be NULL; the rest may not.
+ * All run under flow->lock unless "may sleep" says otherwise.
+ */
+struct sdr_policy_ops {
+	const char	*name;
+	u32		id;		/* SDR_POLICY_*, also on the wire */
+	u32		features;	/* SDR_PF_* */
+	const struct sdr_parity_ops *parity;	/* optional */
+
+	/*
+	 * Per-flow state.  A flow can receive whatever policy its peer
+	 * switches to, so every policy's flow_init runs at creation (may
+	 * sleep) and its flow_free at the end (no lock, no packet can come).
+	 * flow_stop: the flow is shut down, stop timers and work (optional).
+	 */
+	int	(*flow_init)(struct sdr_flow *flow);
+	void	(*flow_stop)(struct sdr_flow *flow);
+	void	(*flow_free)(struct sdr_flow *flow);
+	/* connected to @peer (optional) */
+	void	(*connect)(struct sdr_flow *flow, const struct sdr_endpoint *peer,
+			   struct sdr_ctrlq *q);
+	/* live switch of the flow's policy to (in) or away from (out) it */
+	void	(*switch_in)(struct sdr_flow *flow);		/* optional */
+	void	(*switch_out)(struct sdr_flow *flow);		/* optional */
+
+	/* Sending.  tx_init may sleep; tx_free runs with the last reference. */
+	int	(*tx_init)(struct sdr_flow *flow, struct sdr_txmsg *msg);
+	void	(*tx_free)(struct sdr_txmsg *msg);		/* optional */
+	/* a streamed message's ready grew (optional) */
+	void	(*tx_ready)(struct sdr_flow *flow, struct sdr_txmsg *msg);
+	/* fill @pkt (header prepared) and @data if @msg sends one now */
+	bool	(*tx_next)(struct sdr_flow *flow, struct sdr_txmsg *msg,
+			   struct sdr_tx_round *r, struct sdr_pkt *pkt,
+			   const u8 **data);
+	/* whether @msg is finished, and then its SDR_STATUS_* in @status */
+	bool	(*tx_status)(struct sdr_flow *flow, struct sdr_txmsg *msg,
+			     u8 *status);
+	/* the flow's timer, per message: true if the peer is dead (optional) */
+	bool	(*tx_poll)(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now);
+
+	/* Receiving.  rx_post: a receive was posted in slot @idx (optional) */
+	void	(*rx_post)(struct sdr_flow *flow, u32 idx, struct sdr_ctrlq *q);
+	/* DATA for slot @idx, matched and checked: 0 or a drop reason */
+	int	(*rx_data)(struct sdr_flow *flow, u32 idx,
+			   const struct sdr_pkt *pkt, const u8 *payload,
+			   struct sdr_ctrlq *q);
+	/* DATA of this policy before any check (optional): 0 or a drop reason */
+	int	(*rx_accept)(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			     struct sdr_ctrlq *q);
+	/* DATA for no posted receive, @ahead of the next post (optional) */
+	void	(*rx_unmatched)(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+				s32 ahead, struct sdr_ctrlq *q);
+	/* a control packet with this policy: 0 or a drop reason */
+	int	(*rx_ctrl)(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			   const u8 *payload, struct sdr_ctrlq *q);
+	/* the application gave up slot @idx before it completed (optional) */
+	void	(*rx_abandon)(struct sdr_flow *flow, u32 idx,
+			      struct sdr_ctrlq *q);
+	/* slot @idx ends: free what the policy holds for it (optional) */
+	void	(*rx_release)(struct sdr_flow *flow, u32 idx);
+	/* the flow's timer, per started slot: true if the peer is dead (optional) */
+	bool	(*rx_poll)(struct sdr_flow *flow, u32 idx, u64 now,
+			   struct sdr_ctrlq *q);
+	/* the flow's timer, once per policy: true if the peer is dead (optional) */
+	bool	(*flow_timer)(struct sdr_flow *flow, u64 now,
+			      struct sdr_ctrlq *q);
+};
+
+/* sdr_policy.c: the policies this kernel runs */
+const struct sdr_policy_ops *sdr_policy_get(u32 id);
+const struct sdr_policy_ops *sdr_policy_iter(u32 *i);
+
+/* each policy this kernel runs, in id order; @i is a u32 cursor */
+#define sdr_for_each_policy(ops, i)					\
+	for ((i) = 0; ((ops) = sdr_policy_iter(&(i))); (i)++)
+
+/* sdr_flow_lib.c: flow services for the flow core and the policies */
+struct sdr_recv_state *sdr_slot_state(struct sdr_flow *flow, u32 idx);
+unsigned long *sdr_slot_pkt_bits(struct sdr_flow *flow, u32 idx);
+u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq);
+bool sdr_slot_waiting(const struct sdr_rxslot *s);
 void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt);
 void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload);
+void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len);
 void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status);
+void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
+		  u32 slot, u32 len, u32 imm, u64 user_data);
+void sdr_txmsg_put(struct sdr_txmsg *msg);
+void sdr_txmsg_unlist(struct sdr_flow *flow, struct sdr_txmsg *msg);
+int sdr_flow_gone(struct sdr_flow *flow);
+int sdr_flow_usable(struct sdr_flow *flow);
 void sdr_flow_fail(struct sdr_flow *flow);
 void sdr_flow_end(struct sdr_flow *flow, u32 state);
-void sdr_flow_finish_tx(struct sdr_flow *flow);
-bool sdr_none_tx_timer(struct sdr_flow *flow, u64 now, struct sdr_ctrlq *q);
-
-/* Messages of these policies run the SR engine (EC adds parity to it). */
-static inline bool sdr_policy_arq(u32 policy)
-{
-	return policy == SDR_POLICY_SR || policy == SDR_POLICY_EC;
-}
-
-static inline bool sdr_policy_supported(u32 policy)
-{
-	return policy == SDR_POLICY_NONE || sdr_policy_arq(policy);
-}
-
-void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len);
-
-/* sdr_flow_sr.c */
-void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns);
+void sdr_flow_flush_rx(struct sdr_flow *flow, u8 status);
+void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status);
+void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg);
+void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns);
 struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 			       u32 seq);
+/* No lock held: sends what @q holds to the flow's peer. */
+void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
+
+/* sdr_flow_sr.c: the SR engine in a flow, which EC builds on */
+extern const struct sdr_policy_ops sdr_sr_ops;
+int sdr_srk_flow_init(struct sdr_flow *flow);
+int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg);
+void sdr_srk_tx_free(struct sdr_txmsg *msg);
 void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 		    struct sdr_ctrlq *q);
-void sdr_srk_cfg(struct sdr_flow *flow);
-void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx);
+/* SR's hooks, which EC's ops reuse */
+void sdr_srk_tx_ready(struct sdr_flow *flow, struct sdr_txmsg *msg);
+bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		     struct sdr_tx_round *r, struct sdr_pkt *pkt,
+		     const u8 **data);
+bool sdr_srk_tx_status(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		       u8 *status);
+bool sdr_srk_tx_poll(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now);
+void sdr_srk_rx_post(struct sdr_flow *flow, u32 idx, struct sdr_ctrlq *q);
 int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		    const u8 *payload, struct sdr_ctrlq *q);
-void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-		    struct sdr_ctrlq *q);
-void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
-		      struct sdr_ctrlq *q);
+void sdr_srk_rx_unmatched(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			  s32 ahead, struct sdr_ctrlq *q);
 int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-		    const u8 *payload);
-int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg);
-bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
-		     struct sdr_pkt *pkt, const u8 **data);
+		    const u8 *payload, struct sdr_ctrlq *q);
+void sdr_srk_rx_abandon(struct sdr_flow *flow, u32 idx, struct sdr_ctrlq *q);
+bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
+		     struct sdr_ctrlq *q);
 
-/* sdr_flow_ec.c */
-void sdr_eck_flow_init(struct sdr_flow *flow);
-int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg);
-const u8 *sdr_eck_tx_parity(struct sdr_flow *flow, struct sdr_txmsg *msg,
-			    u32 g, u32 j);
-u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload);
-void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
-		     u8 *buf, u64 now);
-void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g);
-void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now);
-void sdr_eck_rx_drop_jobs(struct sdr_flow *flow);
-void sdr_eck_decode_work(struct work_struct *work);
-void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx);
+/* the other policies */
+extern const struct sdr_policy_ops sdr_none_ops;
+extern const struct sdr_policy_ops sdr_ec_ops;
 
 #endif /* SDR_FLOW_H */

@@ -7,6 +7,9 @@
  * received parity until its submessage is whole or decoded, and writes
  * the rebuilt packets into the receive region.
  *
+ * EC is the SR policy (sdr_flow_sr.c) with parity: its ops are SR's but
+ * for the parity hooks, which the SR code calls for EC's messages.
+ *
  * Everything but sdr_eck_tx_init(), sdr_eck_flow_init() and the decode
  * worker runs under flow->lock, the receive side in softirq context:
  * parity payloads are held in GFP_ATOMIC buffers, and a parity packet that
@@ -25,10 +28,15 @@
 #include "sdr_ec.h"
 #include "sdr_trace.h"
 
-void sdr_eck_flow_init(struct sdr_flow *flow)
+static void sdr_eck_decode_work(struct work_struct *work);
+static void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g);
+
+/* EC runs on SR's flow state, and has a decode queue of its own. */
+static int sdr_eck_flow_init(struct sdr_flow *flow)
 {
 	INIT_LIST_HEAD(&flow->ec_jobs);
 	INIT_WORK(&flow->ec_work, sdr_eck_decode_work);
+	return sdr_srk_flow_init(flow);
 }
 
 /*
@@ -36,7 +44,7 @@ void sdr_eck_flow_init(struct sdr_flow *flow)
  * give it room for every parity row (m/k of the message: the bandwidth
  * it costs, too).  May sleep.
  */
-int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
+static int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
 	u32 k = READ_ONCE(sdr_ec_k), m = READ_ONCE(sdr_ec_m);
 	int ret;
@@ -51,8 +59,8 @@ int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 }
 
 /* Parity row @j of submessage @g, built from the message into par_buf. */
-const u8 *sdr_eck_tx_parity(struct sdr_flow *flow, struct sdr_txmsg *msg,
-			    u32 g, u32 j)
+static const u8 *sdr_eck_tx_parity(struct sdr_flow *flow,
+				   struct sdr_txmsg *msg, u32 g, u32 j)
 {
 	const u8 *data[SDR_EC_MAX_K];
 	u32 len[SDR_EC_MAX_K], pay = flow->payload, k = msg->sr.ec_k;
@@ -79,7 +87,7 @@ static u8 **sdr_eck_slot(struct sdr_flow *flow, u32 idx, u32 g, u32 j)
 }
 
 /* A copy of parity packet @pkt's payload for the engine, or NULL. */
-u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload)
+static u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload)
 {
 	u8 *buf = kmalloc(flow->payload, GFP_ATOMIC | __GFP_NOWARN);
 
@@ -94,8 +102,8 @@ u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload)
  * from the k and m the engine accepted.  Without memory for it, the
  * submessage is left to SR.
  */
-void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
-		     u8 *buf, u64 now)
+static void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx,
+			    const struct sdr_pkt *pkt, u8 *buf, u64 now)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 g = pkt->offset / flow->payload / slot->sr.ec_k;
@@ -120,7 +128,7 @@ void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	*p = buf;
 }
 
-void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g)
+static void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g)
 {
 	u32 j, m = flow->slots[idx].sr.ec_m;
 	u8 **p;
@@ -136,7 +144,7 @@ void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g)
 }
 
 /* Free every parity payload slot @idx holds. */
-void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx)
+static void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 i;
@@ -167,7 +175,8 @@ struct sdr_ec_job {
 	u32			g;	/* submessage */
 };
 
-void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now)
+static void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g,
+				    u64 now)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	struct sdr_ec_job *job;
@@ -192,16 +201,17 @@ void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g, u64 now)
 		sdr_flow_put(flow);
 }
 
-/* Drop every queued job (flow->lock held; the flow is going away). */
-void sdr_eck_rx_drop_jobs(struct sdr_flow *flow)
+/* Drop every queued job (the flow is shut down). */
+static void sdr_eck_flow_stop(struct sdr_flow *flow)
 {
 	struct sdr_ec_job *job, *tmp;
 
-	lockdep_assert_held(&flow->lock);
+	spin_lock_bh(&flow->lock);
 	list_for_each_entry_safe(job, tmp, &flow->ec_jobs, node) {
 		list_del(&job->node);
 		kfree(job);
 	}
+	spin_unlock_bh(&flow->lock);
 }
 
 /* The job's receive is still waiting for submessage g to be rebuilt. */
@@ -253,7 +263,7 @@ static void sdr_eck_job_apply(struct sdr_flow *flow, const struct sdr_ec_job *jo
 	sdr_srk_rx_say(flow, job->idx, now, q);
 }
 
-void sdr_eck_decode_work(struct work_struct *work)
+static void sdr_eck_decode_work(struct work_struct *work)
 {
 	struct sdr_flow *flow = container_of(work, struct sdr_flow, ec_work);
 	u32 pay = flow->payload, first, kg, i, m, last, len;
@@ -344,3 +354,40 @@ next_unlock:
 	kvfree(buf);
 	sdr_flow_put(flow);
 }
+
+static void sdr_eck_tx_free(struct sdr_txmsg *msg)
+{
+	kvfree(msg->par_buf);
+	sdr_srk_tx_free(msg);
+}
+
+static const struct sdr_parity_ops sdr_ec_parity = {
+	.tx_init		= sdr_eck_tx_init,
+	.tx_row			= sdr_eck_tx_parity,
+	.rx_buf			= sdr_eck_rx_buf,
+	.rx_keep		= sdr_eck_rx_keep,
+	.rx_free_group		= sdr_eck_rx_free_group,
+	.rx_queue_decode	= sdr_eck_rx_queue_decode,
+};
+
+const struct sdr_policy_ops sdr_ec_ops = {
+	.name		= "ec",
+	.id		= SDR_POLICY_EC,
+	.features	= SDR_PF_ACKED | SDR_PF_PARITY,
+	.parity		= &sdr_ec_parity,
+	.flow_init	= sdr_eck_flow_init,
+	.flow_stop	= sdr_eck_flow_stop,
+	.tx_init	= sdr_srk_tx_init,
+	.tx_free	= sdr_eck_tx_free,
+	.tx_ready	= sdr_srk_tx_ready,
+	.tx_next	= sdr_srk_tx_next,
+	.tx_status	= sdr_srk_tx_status,
+	.tx_poll	= sdr_srk_tx_poll,
+	.rx_post	= sdr_srk_rx_post,
+	.rx_data	= sdr_srk_rx_data,
+	.rx_unmatched	= sdr_srk_rx_unmatched,
+	.rx_ctrl	= sdr_srk_rx_ctrl,
+	.rx_abandon	= sdr_srk_rx_abandon,
+	.rx_release	= sdr_eck_rx_release,
+	.rx_poll	= sdr_srk_rx_poll,
+};

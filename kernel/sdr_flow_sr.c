@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdr: policies SR and EC in a flow - drives the Selective Repeat engine
- * (sdr_sr.c, plain C shared with the host tests and the simulator) from
- * the receive path, the transmitter and one hrtimer per flow.  EC messages
- * run the same engine with parity; sdr_flow_ec.c handles their payloads.
+ * sdr: policy SR in a flow - drives the Selective Repeat engine
+ * (engine/sdr_sr.c, plain C shared with the host tests and the simulator)
+ * from the receive path, the transmitter and the flow's timer.  EC
+ * (sdr_flow_ec.c) runs the same engine with parity: it fills the parity
+ * hooks its ops carry, which the code here calls for EC's messages.
  *
  * Everything here runs under flow->lock.  Control packets (ACK, NACK,
  * RNR) are built under the lock into a struct sdr_ctrlq and sent by the
@@ -23,10 +24,7 @@
 #include "sdr_flow.h"
 #include "sdr_trace.h"
 
-/* Floor for the timer: an engine deadline of "now" must not spin. */
-#define SDR_SR_TIMER_MIN_NS	(50 * NSEC_PER_USEC)
-
-void sdr_srk_cfg(struct sdr_flow *flow)
+static void sdr_srk_cfg(struct sdr_flow *flow)
 {
 	struct sdr_sr_cfg cfg;
 
@@ -38,7 +36,7 @@ void sdr_srk_cfg(struct sdr_flow *flow)
 	cfg.rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
 	cfg.rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
 	cfg.rto_max_ns = (u64)READ_ONCE(sdr_rto_max_us) * NSEC_PER_USEC;
-	cfg.dead_ns = (u64)READ_ONCE(sdr_dead_ms) * NSEC_PER_MSEC;
+	cfg.dead_ns = flow->dead_ns;
 	cfg.ack_every = READ_ONCE(sdr_ack_every);
 	cfg.ack_delay_ns = (u64)READ_ONCE(sdr_ack_delay_us) * NSEC_PER_USEC;
 	/* Explicit: a receiver that never sends has no RTT estimate. */
@@ -51,19 +49,27 @@ void sdr_srk_cfg(struct sdr_flow *flow)
 	sdr_sr_flow_init(&flow->sr, &cfg);
 }
 
-void sdr_srk_arm(struct sdr_flow *flow, u64 deadline_ns)
+/*
+ * The engine's state shared by the flow's SR and EC messages, and one
+ * receive map per slot: every flow has them, as its peer may switch to SR
+ * or EC.  May sleep.
+ */
+int sdr_srk_flow_init(struct sdr_flow *flow)
 {
-	u64 floor = ktime_get_ns() + SDR_SR_TIMER_MIN_NS;
+	if (flow->sr_rx_mem)
+		return 0;
+	sdr_srk_cfg(flow);
+	flow->sr_rx_size = ALIGN(sdr_sr_rx_size(flow->max_msg_size,
+						flow->payload), 8);
+	flow->sr_rx_mem = kvcalloc(flow->max_msgs, flow->sr_rx_size,
+				   GFP_KERNEL);
+	return flow->sr_rx_mem ? 0 : -ENOMEM;
+}
 
-	lockdep_assert_held(&flow->lock);
-	if (flow->dead || deadline_ns == U64_MAX)
-		return;
-	deadline_ns = max(deadline_ns, floor);
-	if (flow->sr_timer_at && flow->sr_timer_at <= deadline_ns)
-		return;
-	flow->sr_timer_at = deadline_ns;
-	hrtimer_start(&flow->sr_timer, ns_to_ktime(deadline_ns),
-		      HRTIMER_MODE_ABS_SOFT);
+static void sdr_srk_flow_free(struct sdr_flow *flow)
+{
+	kvfree(flow->sr_rx_mem);
+	flow->sr_rx_mem = NULL;
 }
 
 /* Trace the packets the engine declared lost since @t0/@n0 were read. */
@@ -91,26 +97,6 @@ static void sdr_srk_heard(struct sdr_flow *flow, struct sdr_txmsg *msg)
 		msg->sr.last_progress_ns = flow->sr_heard_ns;
 }
 
-/* Queue a control packet about message @seq; NULL if the queue is full. */
-struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
-			       u32 seq)
-{
-	struct sdr_ctrl *c;
-
-	lockdep_assert_held(&flow->lock);
-	if (q->n == ARRAY_SIZE(q->c))
-		return NULL;
-	c = &q->c[q->n++];
-	memset(&c->hdr, 0, sizeof(c->hdr));
-	c->hdr.policy = SDR_WIRE_POLICY_SR;
-	c->hdr.dst_flow = flow->peer_flow;
-	c->hdr.src_flow = flow->id;
-	c->hdr.token = flow->peer_token;
-	c->hdr.msg_seq = seq;
-	c->len = 0;
-	return c;
-}
-
 /* Collect what the receiver of slot @idx has to say now. */
 void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 		    struct sdr_ctrlq *q)
@@ -130,10 +116,11 @@ void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 		c->hdr.payload_len = hdr.payload_len;
 		c->len = sdr_ack_encode(&ack, c->body);
 	}
-	sdr_srk_arm(flow, sdr_sr_rx_deadline(&flow->sr, &slot->sr));
+	sdr_flow_arm(flow, sdr_sr_rx_deadline(&flow->sr, &slot->sr));
 }
 
-void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx)
+void sdr_srk_rx_post(struct sdr_flow *flow, u32 idx,
+		     struct sdr_ctrlq *q)
 {
 	lockdep_assert_held(&flow->lock);
 
@@ -145,10 +132,12 @@ void sdr_srk_rx_init(struct sdr_flow *flow, u32 idx)
  * A DATA packet of an SR message for slot @idx (posted, active or done
  * and not yet recycled).  Returns 0 or a drop reason.
  */
-int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
-		    const u8 *payload, struct sdr_ctrlq *q)
+int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
+		    const struct sdr_pkt *pkt, const u8 *payload,
+		    struct sdr_ctrlq *q)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
+	const struct sdr_parity_ops *pops = slot->ops->parity;
 	bool active = slot->state != SDR_RECV_DONE;
 	u64 now = ktime_get_ns();
 	u8 *par = NULL;
@@ -157,9 +146,8 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 
 	lockdep_assert_held(&flow->lock);
 	/* EC parity needs a copy of its payload before the engine counts it */
-	if ((pkt->flags & SDR_PKT_F_PARITY) && active &&
-	    pkt->policy == SDR_WIRE_POLICY_EC) {
-		par = sdr_eck_rx_buf(flow, payload);
+	if ((pkt->flags & SDR_PKT_F_PARITY) && active && pops) {
+		par = pops->rx_buf(flow, payload);
 		if (!par)
 			return SDR_DROP_NOMEM;
 	}
@@ -174,16 +162,16 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	if (slot->sr.ec_k)
 		g = pkt->offset / flow->payload / slot->sr.ec_k;
 	if (ret & SDR_SR_RX_PARITY && par)
-		sdr_eck_rx_keep(flow, idx, pkt, par, now);
+		pops->rx_keep(flow, idx, pkt, par, now);
 	else
 		kfree(par);
 	if (active) {
 		if (ret & SDR_SR_RX_NEW)
 			sdr_slot_land(flow, idx, pkt, payload);
-		if (ret & SDR_SR_RX_FREE_PAR)
-			sdr_eck_rx_free_group(flow, idx, g);
-		if (ret & SDR_SR_RX_DECODE)
-			sdr_eck_rx_queue_decode(flow, idx, g, now);
+		if ((ret & SDR_SR_RX_FREE_PAR) && pops)
+			pops->rx_free_group(flow, idx, g);
+		if ((ret & SDR_SR_RX_DECODE) && pops)
+			pops->rx_queue_decode(flow, idx, g, now);
 		if (ret & SDR_SR_RX_COMPLETE)
 			sdr_slot_complete(flow, idx, SDR_STATUS_OK);
 	}
@@ -196,8 +184,8 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
  * @seq, whose receive ended: the sender missed it, or must learn that the
  * application discarded the message.
  */
-void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
-		      struct sdr_ctrlq *q)
+static void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
+			     struct sdr_ctrlq *q)
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, seq);
 	struct sdr_ack ack;
@@ -211,8 +199,8 @@ void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
 }
 
 /* An SR DATA packet with no receive posted yet: RNR, so the sender backs off. */
-void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-		    struct sdr_ctrlq *q)
+static void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
+			   struct sdr_ctrlq *q)
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
 
@@ -224,6 +212,39 @@ void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	flow->stats.rnr_tx++;
 }
 
+/*
+ * DATA for no posted receive: RNR when a receive is merely not posted yet
+ * (the sender backs off); the final answer again for a receive that ended
+ * and was recycled, if it is recent enough to be remembered: COMPLETE if
+ * it was delivered, ABORT if the application discarded it.
+ */
+void sdr_srk_rx_unmatched(struct sdr_flow *flow,
+			  const struct sdr_pkt *pkt, s32 ahead,
+			  struct sdr_ctrlq *q)
+{
+	u32 flags;
+
+	lockdep_assert_held(&flow->lock);
+	if (ahead >= 0) {
+		if (ahead < (s32)flow->max_msgs)
+			sdr_srk_rx_rnr(flow, pkt, q);
+		return;
+	}
+	if (-(s64)ahead <= SDR_RX_HIST &&
+	    pkt->msg_seq - flow->rx_seq0 < flow->rx_next_post - flow->rx_seq0) {
+		flags = test_bit(pkt->msg_seq % SDR_RX_HIST, flow->rx_delivered) ?
+			SDR_ACK_F_COMPLETE : SDR_ACK_F_ABORT;
+		sdr_srk_rx_final(flow, pkt->msg_seq, flags, pkt->ts, q);
+	}
+}
+
+/* The application discarded slot @idx unfinished: tell the sender. */
+void sdr_srk_rx_abandon(struct sdr_flow *flow, u32 idx,
+			struct sdr_ctrlq *q)
+{
+	sdr_srk_rx_final(flow, flow->slots[idx].seq, SDR_ACK_F_ABORT, 0, q);
+}
+
 /* The SR message with sequence @seq among the flow's sends, or NULL. */
 static struct sdr_txmsg *sdr_srk_find(struct sdr_flow *flow, u32 seq)
 {
@@ -231,14 +252,14 @@ static struct sdr_txmsg *sdr_srk_find(struct sdr_flow *flow, u32 seq)
 
 	lockdep_assert_held(&flow->lock);
 	list_for_each_entry(msg, &flow->tx_msgs, node)
-		if (msg->seq == seq && sdr_policy_arq(msg->policy))
+		if (msg->seq == seq && (msg->ops->features & SDR_PF_ACKED))
 			return msg;
 	return NULL;
 }
 
 /* ACK, NACK or RNR from the peer.  Returns 0 or a drop reason. */
 int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
-		    const u8 *payload)
+		    const u8 *payload, struct sdr_ctrlq *q)
 {
 	struct sdr_txmsg *msg = sdr_srk_find(flow, pkt->msg_seq);
 	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
@@ -247,6 +268,9 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	int ret;
 
 	lockdep_assert_held(&flow->lock);
+	if (pkt->type != SDR_PKT_ACK && pkt->type != SDR_PKT_NACK &&
+	    pkt->type != SDR_PKT_RNR)
+		return SDR_DROP_POLICY;
 	if (!msg)
 		return SDR_DROP_STALE;	/* finished already: a late copy */
 	bad = flow->sr.st.bad_acks;
@@ -265,7 +289,7 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	}
 	flow->sr_heard_ns = now;
 	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
-	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	sdr_flow_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
 	return 0;
 }
 
@@ -287,14 +311,27 @@ int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 	if (ret)
 		return ret;
 	sdr_sr_tx_set_limit(&msg->sr, msg->ready);
-	return msg->policy == SDR_POLICY_EC ? sdr_eck_tx_init(flow, msg) : 0;
+	return msg->ops->parity ? msg->ops->parity->tx_init(flow, msg) : 0;
+}
+
+void sdr_srk_tx_free(struct sdr_txmsg *msg)
+{
+	kvfree(msg->sr_mem);
+}
+
+/* A streamed message may send up to its new ready. */
+void sdr_srk_tx_ready(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	sdr_sr_tx_set_limit(&msg->sr, msg->ready);
 }
 
 /* Next packet of SR or EC message @msg, if the engine sends one now. */
-bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
-		     struct sdr_pkt *pkt, const u8 **data)
+bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		     struct sdr_tx_round *r, struct sdr_pkt *pkt,
+		     const u8 **data)
 {
 	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
+	u64 now = r->now;
 	struct sdr_sr_txd txd;
 	int ret;
 
@@ -304,7 +341,7 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 	sdr_srk_heard(flow, msg);
 	ret = sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd);
 	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
-	sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	sdr_flow_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
 	if (ret != 1)
 		return false;
 	if (txd.flags & SDR_PKT_F_RETX)
@@ -314,78 +351,83 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg, u64 now,
 	pkt->payload_len = txd.len;
 	pkt->ts = txd.ts;
 	pkt->aux = txd.aux;
-	if (txd.flags & SDR_PKT_F_PARITY)
-		*data = sdr_eck_tx_parity(flow, msg, txd.idx,
-					  SDR_EC_AUX_J(txd.aux));
+	if ((txd.flags & SDR_PKT_F_PARITY) && msg->ops->parity)
+		*data = msg->ops->parity->tx_row(flow, msg, txd.idx,
+						 SDR_EC_AUX_J(txd.aux));
 	else
 		*data = msg->data + txd.offset;
 	return true;
 }
 
-/*
- * The flow's SR timer: retransmission timeouts, dead peers, delayed ACKs
- * and NACK rounds.  A receive with no packet for the dead-peer time
- * fails, as does every send of a flow whose peer stopped answering.
- */
-enum hrtimer_restart sdr_flow_sr_timer(struct hrtimer *timer)
+/* Done once the engine is and no packet of it is still posted. */
+bool sdr_srk_tx_status(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		       u8 *status)
 {
-	struct sdr_flow *flow = container_of(timer, struct sdr_flow, sr_timer);
-	struct sdr_ctrlq q = { .n = 0 };
-	struct sdr_txmsg *msg;
-	bool dead_peer = false;
-	u64 now, dead_ns;
-	int ret;
-	u32 i;
-
-	spin_lock_bh(&flow->lock);
-	flow->sr_timer_at = 0;
-	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
-		goto out_unlock;
-	now = ktime_get_ns();
-	dead_ns = flow->sr.cfg.dead_ns;
-
-	list_for_each_entry(msg, &flow->tx_msgs, node) {
-		u64 t0 = flow->sr.st.timeouts;
-
-		if (!sdr_policy_arq(msg->policy) || msg->flushed)
-			continue;
-		sdr_srk_heard(flow, msg);
-		ret = sdr_sr_tx_poll(&flow->sr, &msg->sr, now);
-		sdr_srk_trace_lost(flow, msg->seq, t0, flow->sr.st.nack_lost);
-		if (ret == -ETIMEDOUT)
-			dead_peer = true;
-		else if (!msg->sr.status)
-			sdr_srk_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr,
-							     now));
-	}
-	if (sdr_none_tx_timer(flow, now, &q))
-		dead_peer = true;
-	for (i = 0; i < flow->max_msgs; i++) {
-		struct sdr_rxslot *s = &flow->slots[i];
-
-		if (!sdr_policy_arq(s->policy) ||
-		    (s->state != SDR_RECV_ACTIVE && s->state != SDR_RECV_DONE))
-			continue;
-		/* Dead only if no DATA came for any of the flow's messages. */
-		if (s->state == SDR_RECV_ACTIVE && dead_ns &&
-		    now - max(s->sr.last_ts_ns, flow->sr_data_ns) >= dead_ns) {
-			dead_peer = true;
-			continue;
-		}
-		sdr_srk_rx_say(flow, i, now, &q);
-		if (s->state == SDR_RECV_ACTIVE && dead_ns)
-			sdr_srk_arm(flow, max(s->sr.last_ts_ns, flow->sr_data_ns) +
-				    dead_ns);
-	}
-	if (dead_peer) {
-		pr_info_ratelimited("flow %u: peer silent for %u ms, failing the flow\n",
-				    flow->id, (u32)div_u64(dead_ns, NSEC_PER_MSEC));
-		sdr_flow_fail(flow);
-	}
-out_unlock:
-	spin_unlock_bh(&flow->lock);
-	sdr_ctrlq_send(flow, &q);
-	if (!dead_peer)
-		sdr_flow_queue_tx(flow);
-	return HRTIMER_NORESTART;
+	if (!msg->sr.status || msg->pkts_done != msg->pkts_posted)
+		return false;
+	*status = msg->sr.status == SDR_SR_DONE ? SDR_STATUS_OK :
+						  SDR_STATUS_FAILED;
+	return true;
 }
+
+/*
+ * The flow's timer for message @msg: retransmission timeouts and a dead
+ * peer (every send of a flow whose peer stopped answering fails).
+ */
+bool sdr_srk_tx_poll(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		     u64 now)
+{
+	u64 t0 = flow->sr.st.timeouts;
+	int ret;
+
+	lockdep_assert_held(&flow->lock);
+	sdr_srk_heard(flow, msg);
+	ret = sdr_sr_tx_poll(&flow->sr, &msg->sr, now);
+	sdr_srk_trace_lost(flow, msg->seq, t0, flow->sr.st.nack_lost);
+	if (ret == -ETIMEDOUT)
+		return true;
+	if (!msg->sr.status)
+		sdr_flow_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	return false;
+}
+
+/*
+ * The flow's timer for slot @idx: delayed ACKs and NACK rounds.  A
+ * receive with no packet for the dead-peer time fails the flow, but only
+ * if no DATA came for any of the flow's messages.
+ */
+bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
+		     struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *s = &flow->slots[idx];
+	u64 last = max(s->sr.last_ts_ns, flow->sr_data_ns);
+
+	lockdep_assert_held(&flow->lock);
+	if (s->state == SDR_RECV_ACTIVE && flow->dead_ns &&
+	    now - last >= flow->dead_ns)
+		return true;
+	sdr_srk_rx_say(flow, idx, now, q);
+	if (s->state == SDR_RECV_ACTIVE && flow->dead_ns)
+		sdr_flow_arm(flow, last + flow->dead_ns);
+	return false;
+}
+
+const struct sdr_policy_ops sdr_sr_ops = {
+	.name		= "sr",
+	.id		= SDR_POLICY_SR,
+	.features	= SDR_PF_ACKED,
+	.flow_init	= sdr_srk_flow_init,
+	.flow_free	= sdr_srk_flow_free,
+	.tx_init	= sdr_srk_tx_init,
+	.tx_free	= sdr_srk_tx_free,
+	.tx_ready	= sdr_srk_tx_ready,
+	.tx_next	= sdr_srk_tx_next,
+	.tx_status	= sdr_srk_tx_status,
+	.tx_poll	= sdr_srk_tx_poll,
+	.rx_post	= sdr_srk_rx_post,
+	.rx_data	= sdr_srk_rx_data,
+	.rx_unmatched	= sdr_srk_rx_unmatched,
+	.rx_ctrl	= sdr_srk_rx_ctrl,
+	.rx_abandon	= sdr_srk_rx_abandon,
+	.rx_poll	= sdr_srk_rx_poll,
+};

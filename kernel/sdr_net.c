@@ -478,7 +478,7 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 	for (waited = 0; waited < 200; waited++) {
 		if (sdr_rx_all_back(sdev) && !atomic_read(&sdev->tx_inflight))
 			break;
-		msleep(10);
+		usleep_range(10000, 11000);
 	}
 	attr.qp_state = IB_QPS_RESET;
 	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);

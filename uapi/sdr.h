@@ -71,6 +71,7 @@
 #define SDR_POLICY_SR		1	/* selective repeat */
 #define SDR_POLICY_EC		2	/* erasure coding, SR fallback */
 #define SDR_POLICY_ADAPTIVE	3	/* adaptive loss detection */
+#define SDR_POLICY_NR		4	/* ids below this are defined: others EINVAL */
 #define SDR_POLICY_DEFAULT	0xffffffffU	/* flow create: the module's default_policy */
 
 #define SDR_GID_LEN		16

@@ -1011,6 +1011,8 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	int ret, flags = SDR_SR_RX_NEW;
 	u32 npkts;
 
+	if (!ec && pkt->policy != SDR_WIRE_POLICY_SR)
+		return -SDR_DROP_POLICY;	/* not a message of this engine */
 	if ((pkt->flags & SDR_PKT_F_PARITY) && !ec)
 		return -SDR_DROP_FLAGS;		/* SR has no parity */
 	ret = sdr_wire_check_geometry(pkt, pay, r->max_len);

@@ -26,7 +26,12 @@ enum sdr_pkt_type {
 
 #define SDR_PKT_TYPE_MAX	SDR_PKT_PROBE
 
-/* policy byte: the sending flow's reliability policy */
+/*
+ * policy byte: the reliability policy of the packet's message (of DATA),
+ * or the one a control packet belongs to.  The parser leaves its value
+ * to the receiving flow, which drops a policy it does not run
+ * (bad_policy); the values the engine itself needs are these.
+ */
 enum sdr_wire_policy {
 	SDR_WIRE_POLICY_NONE	 = 0,
 	SDR_WIRE_POLICY_SR	 = 1,

@@ -222,7 +222,11 @@ static void test_wire_reject(void)
 	REJECT(p.type = 0, SDR_DROP_TYPE);
 	REJECT(p.type = 8, SDR_DROP_TYPE);
 	REJECT(p.type = 255, SDR_DROP_TYPE);
-	REJECT(p.policy = 4, SDR_DROP_POLICY);
+	/* the policy byte is the receiving flow's to judge (its table) */
+	REJECT(p.policy = 4, 0);
+	CHECK_EQ(q.policy, 4);
+	REJECT(p.policy = 255, 0);
+	CHECK_EQ(q.policy, 255);
 	REJECT(p.dst_flow = 0, SDR_DROP_FLOW);
 	REJECT(p.src_flow = 0, SDR_DROP_FLOW);
 	REJECT(p.flags |= 0x10, SDR_DROP_FLAGS);

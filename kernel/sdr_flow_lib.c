@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: flow services - what the flow core and the policies both use:
+ * slots and their shared state, completions, the send list, control
+ * packets, the flow's timer, and the end of a flow.  Calls no policy
+ * but through a message's or slot's ops.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "sdr.h"
+#include "sdr_bitmap.h"
+#include "sdr_flow.h"
+#include "sdr_trace.h"
+
+/* Floor for the timer: a deadline of "now" must not spin. */
+#define SDR_FLOW_TIMER_MIN_NS	(50 * NSEC_PER_USEC)
+
+struct sdr_recv_state *sdr_slot_state(struct sdr_flow *flow, u32 idx)
+{
+	return (struct sdr_recv_state *)(flow->state_area +
+					 (size_t)idx * flow->state_stride);
+}
+
+unsigned long *sdr_slot_pkt_bits(struct sdr_flow *flow, u32 idx)
+{
+	return (unsigned long *)((u8 *)sdr_slot_state(flow, idx) +
+				 flow->pkt_bitmap_off);
+}
+
+static unsigned long *sdr_slot_chunk_bits(struct sdr_flow *flow, u32 idx)
+{
+	return (unsigned long *)((u8 *)sdr_slot_state(flow, idx) +
+				 flow->chunk_bitmap_off);
+}
+
+void sdr_flow_get(struct sdr_flow *flow)
+{
+	kref_get(&flow->ref);
+}
+
+/* The final put can come from softirq: free from process context. */
+static void sdr_flow_release(struct kref *ref)
+{
+	struct sdr_flow *flow = container_of(ref, struct sdr_flow, ref);
+
+	queue_work(sdr_wq, &flow->free_work);
+}
+
+void sdr_flow_put(struct sdr_flow *flow)
+{
+	kref_put(&flow->ref, sdr_flow_release);
+}
+
+/*
+ * Under rcu_read_lock(): flow @id of @flows (a device's or a context's)
+ * with a reference, or NULL.
+ */
+struct sdr_flow *sdr_flow_lookup_rcu(struct xarray *flows, u32 id)
+{
+	struct sdr_flow *flow = xa_load(flows, id);
+
+	if (flow && !kref_get_unless_zero(&flow->ref))
+		flow = NULL;
+	return flow;
+}
+
+/* A post to a flow that teardown stopped under the caller. */
+int sdr_flow_gone(struct sdr_flow *flow)
+{
+	return READ_ONCE(flow->sdev->dying) ? -ENODEV : -ENOENT;
+}
+
+int sdr_flow_usable(struct sdr_flow *flow)
+{
+	switch (flow->state) {
+	case SDR_FLOW_IDLE:
+		return -ENOTCONN;
+	case SDR_FLOW_CONNECTED:
+		return 0;
+	default:
+		return -EPIPE;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Completions (flow->lock held) */
+
+void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
+		  u32 slot, u32 len, u32 imm, u64 user_data)
+{
+	struct sdr_cqe cqe = {
+		.user_data	= user_data,
+		.flow_id	= flow->id,
+		.seq		= seq,
+		.slot		= slot,
+		.len		= len,
+		.imm		= imm,
+		.type		= type,
+		.status		= status,
+	};
+
+	lockdep_assert_held(&flow->lock);
+	if (status == SDR_STATUS_OK || status == SDR_STATUS_PARTIAL)
+		trace_sdr_msg_done(flow->id, type == SDR_CQE_RECV, seq, len,
+				   status);
+	else
+		trace_sdr_msg_failed(flow->id, type == SDR_CQE_RECV, seq, len,
+				     status);
+	if (flow->ctx)
+		sdr_ctx_cq_push(flow->ctx, &cqe);
+}
+
+void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+
+	lockdep_assert_held(&flow->lock);
+	slot->state = SDR_RECV_DONE;
+	if (slot->ops && slot->ops->rx_release)
+		slot->ops->rx_release(flow, idx);
+	WRITE_ONCE(st->status, status);
+	/* pairs with the process's acquire of state: status is visible */
+	smp_store_release(&st->state, SDR_RECV_DONE);
+	if (flow->rx_posted)
+		flow->rx_posted--;
+	if (status == SDR_STATUS_OK) {
+		__set_bit(slot->seq % SDR_RX_HIST, flow->rx_delivered);
+		flow->stats.msgs_received++;
+	} else if (status == SDR_STATUS_FAILED) {
+		flow->stats.msgs_failed++;
+	}
+	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
+		     slot->msg_len, READ_ONCE(st->imm), slot->user_data);
+}
+
+/* May run under flow->lock: kvfree defers vfree out of atomic context. */
+static void sdr_txmsg_release(struct kref *ref)
+{
+	struct sdr_txmsg *msg = container_of(ref, struct sdr_txmsg, ref);
+
+	if (msg->ops && msg->ops->tx_free)
+		msg->ops->tx_free(msg);
+	kvfree(msg->staging);
+	kfree(msg);
+}
+
+void sdr_txmsg_put(struct sdr_txmsg *msg)
+{
+	kref_put(&msg->ref, sdr_txmsg_release);
+}
+
+/* Take @msg off the flow's list (flow->lock held): drops the list's ref. */
+void sdr_txmsg_unlist(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	lockdep_assert_held(&flow->lock);
+	list_del(&msg->node);
+	msg->listed = false;
+	flow->tx_inflight_msgs--;
+	sdr_txmsg_put(msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive side */
+
+/*
+ * The slot of receive @seq: counted from the peer's first sequence number,
+ * which is random, so the 32-bit wrap does not break the cycle of slots
+ * when max_msgs is not a power of two.
+ */
+u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq)
+{
+	return (seq - flow->rx_seq0) % flow->max_msgs;
+}
+
+bool sdr_slot_waiting(const struct sdr_rxslot *s)
+{
+	return s->state == SDR_RECV_POSTED || s->state == SDR_RECV_ACTIVE;
+}
+
+/* First packet of a message: the slot learns its size and immediate. */
+void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
+{
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	struct sdr_rxslot *slot = &flow->slots[idx];
+
+	lockdep_assert_held(&flow->lock);
+	slot->msg_len = pkt->msg_len;
+	slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
+	slot->nchunks = sdr_msg_nchunks(slot->npkts, flow->pkts_per_chunk);
+	slot->state = SDR_RECV_ACTIVE;
+	WRITE_ONCE(st->imm, pkt->imm);
+	WRITE_ONCE(st->msg_len, pkt->msg_len);
+	WRITE_ONCE(st->chunks, slot->nchunks);
+	WRITE_ONCE(st->packets, slot->npkts);
+	/* imm, msg_len and the counts before the flag says they are set */
+	smp_store_release(&st->flags, SDR_RECV_F_STARTED);
+	WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
+}
+
+/* A new packet's bytes into the slot, then its bits (flow->lock held). */
+void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
+		   const u8 *payload)
+{
+	lockdep_assert_held(&flow->lock);
+
+	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
+	       payload, pkt->payload_len);
+	sdr_slot_mark(flow, idx, pkt->offset / flow->payload, pkt->payload_len);
+}
+
+/* Packet @pi (@len bytes) of slot @idx is in place: publish its bits. */
+void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
+{
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
+	u32 chunk;
+
+	lockdep_assert_held(&flow->lock);
+	/* The bytes are in place before the bit says so. */
+	smp_mb__before_atomic();
+	set_bit(pi, pbits);
+	slot->pkts_done++;
+	WRITE_ONCE(st->packets_done, slot->pkts_done);
+
+	chunk = pi / flow->pkts_per_chunk;
+	if (sdr_bitmap_chunk_complete(pbits, slot->npkts, flow->pkts_per_chunk,
+				      chunk)) {
+		/* the packet bits (and bytes) before the chunk bit */
+		smp_mb__before_atomic();
+		set_bit(chunk, sdr_slot_chunk_bits(flow, idx));
+		slot->chunks_done++;
+		WRITE_ONCE(st->chunks_done, slot->chunks_done);
+	}
+	flow->stats.rx_packets++;
+	flow->stats.rx_bytes += len;
+}
+
+/* Fail every receive still waiting, oldest first (flow->lock held). */
+void sdr_flow_flush_rx(struct sdr_flow *flow, u8 status)
+{
+	u32 seq = flow->rx_next_post - flow->max_msgs, i, idx;
+
+	lockdep_assert_held(&flow->lock);
+	for (i = 0; i < flow->max_msgs; i++, seq++) {
+		idx = sdr_rx_slot_of(flow, seq);
+		if (sdr_slot_waiting(&flow->slots[idx]) &&
+		    flow->slots[idx].seq == seq)
+			sdr_slot_complete(flow, idx, status);
+	}
+}
+
+void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q)
+{
+	struct sdr_dev *sdev = flow->sdev;
+	unsigned int i;
+
+	for (i = 0; i < q->n; i++)
+		if (sdev->xmit->send_ctrl(sdev, flow, &q->c[i].hdr,
+					  q->c[i].body, q->c[i].len))
+			sdr_dev_count(sdev, SDR_DEV_CTRL_DROPPED, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Send side */
+
+/* Put @flow on the device's list of flows with packets to send. */
+void sdr_flow_queue_tx(struct sdr_flow *flow)
+{
+	struct sdr_dev *sdev = flow->sdev;
+
+	spin_lock_bh(&sdev->tx_lock);
+	spin_lock(&flow->lock);
+	if (!flow->tx_queued && !flow->dead) {
+		flow->tx_queued = true;
+		list_add_tail(&flow->tx_node, &sdev->tx_flows);
+	}
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->tx_lock);
+	sdev->xmit->kick(sdev);
+}
+
+/*
+ * A flushed message's completion, once the device holds none of its
+ * packets: only then may the process reuse what it sent from.
+ */
+void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg)
+{
+	lockdep_assert_held(&flow->lock);
+	sdr_flow_cqe(flow, SDR_CQE_SEND, msg->flush_status, msg->seq, 0,
+		     msg->msg_len, msg->imm, msg->user_data);
+	sdr_txmsg_put(msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Teardown */
+
+/*
+ * Complete every pending send with @status (flow->lock held).  Messages
+ * with packets still posted complete at their last send completion: until
+ * then the device may still read their data.
+ */
+void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status)
+{
+	struct sdr_txmsg *msg, *tmp;
+
+	lockdep_assert_held(&flow->lock);
+	list_for_each_entry_safe(msg, tmp, &flow->tx_msgs, node) {
+		if (status == SDR_STATUS_FAILED)
+			flow->stats.msgs_failed++;
+		msg->flushed = true;
+		msg->flush_status = status;
+		/* the list's reference now waits for the last send completion */
+		list_del(&msg->node);
+		msg->listed = false;
+		flow->tx_inflight_msgs--;
+		if (msg->pkts_done == msg->pkts_posted)
+			sdr_flow_flushed_done(flow, msg);
+	}
+}
+
+/*
+ * The peer closed the flow or stopped answering (flow->lock held): every
+ * pending send and receive fails, new posts get EPIPE.
+ */
+void sdr_flow_end(struct sdr_flow *flow, u32 state)
+{
+	lockdep_assert_held(&flow->lock);
+
+	trace_sdr_flow_state(flow->id, flow->state, state);
+	flow->state = state;
+	sdr_flow_flush_rx(flow, SDR_STATUS_FAILED);
+	sdr_flow_flush_tx(flow, SDR_STATUS_FAILED);
+}
+
+void sdr_flow_fail(struct sdr_flow *flow)
+{
+	sdr_flow_end(flow, SDR_FLOW_FAILED);
+}
+
+/* Arm the flow's timer (sdr_flow_timer()) for @deadline_ns, if earlier. */
+void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns)
+{
+	u64 floor = ktime_get_ns() + SDR_FLOW_TIMER_MIN_NS;
+
+	lockdep_assert_held(&flow->lock);
+	if (flow->dead || deadline_ns == U64_MAX)
+		return;
+	deadline_ns = max(deadline_ns, floor);
+	if (flow->timer_at && flow->timer_at <= deadline_ns)
+		return;
+	flow->timer_at = deadline_ns;
+	hrtimer_start(&flow->timer, ns_to_ktime(deadline_ns),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Queue a control packet about message @seq; NULL if the queue is full. */
+struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
+			       u32 seq)
+{
+	struct sdr_ctrl *c;
+
+	lockdep_assert_held(&flow->lock);
+	if (q->n == ARRAY_SIZE(q->c))
+		return NULL;
+	c = &q->c[q->n++];
+	memset(&c->hdr, 0, sizeof(c->hdr));
+	c->hdr.policy = SDR_WIRE_POLICY_SR;
+	c->hdr.dst_flow = flow->peer_flow;
+	c->hdr.src_flow = flow->id;
+	c->hdr.token = flow->peer_token;
+	c->hdr.msg_seq = seq;
+	c->len = 0;
+	return c;
+}
