@@ -266,6 +266,7 @@ struct sdr_txmsg {
 	struct sdr_sr_tx	sr;		/* SR sender state */
 	void			*sr_mem;	/* its per-packet arrays */
 	u8			*par_buf;	/* EC: parity rows, built as sent */
+	void			*priv;		/* its policy's: tx_init to tx_free */
 };
 
 /* Kernel-private part of a receive slot (the public part is shared). */
@@ -283,6 +284,7 @@ struct sdr_rxslot {
 	struct sdr_sr_rx	sr;		/* SR receiver state */
 	u8			**ec_par;	/* EC: parity payloads held, or NULL */
 	u32			ec_par_n;	/* entries of ec_par */
+	void			*priv;		/* its policy's, freed by rx_release */
 };
 
 /* Per-flow counters beyond the engine's (flow->lock). */
