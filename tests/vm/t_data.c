@@ -87,7 +87,8 @@ FIXTURE_TEARDOWN(pair)
 
 /*
  * Where packets went, for the log of a receive that did not complete OK:
- * the sending rxe's sent_pkts, the receiving rxe's rcvd_pkts (packets that
+ * the sending rxe's sent_pkts and send_err (work requests it completed
+ * without a packet going out), the receiving rxe's rcvd_pkts (packets that
  * reached its responder) and rdma_recvs (packets it put in a posted
  * receive buffer: the difference is what a UD QP drops with its receive
  * queue empty), and every sdr drop reason on the receiving device.
@@ -110,7 +111,7 @@ static const char *const drop_names[] = {
 #define NDROP (sizeof(drop_names) / sizeof(drop_names[0]))
 
 struct loss_snap {
-	uint64_t sent, rcvd, recvs, drops[NDROP];
+	uint64_t sent, send_err, rcvd, recvs, drops[NDROP];
 };
 
 static void loss_snap(struct loss_snap *s)
@@ -118,6 +119,7 @@ static void loss_snap(struct loss_snap *s)
 	uint32_t k;
 
 	s->sent = sysfs_u64(HW_CTR, dev0(), "sent_pkts");
+	s->send_err = sysfs_u64(HW_CTR, dev0(), "send_err");
 	s->rcvd = sysfs_u64(HW_CTR, dev1(), "rcvd_pkts");
 	s->recvs = sysfs_u64(HW_CTR, dev1(), "rdma_recvs");
 	for (k = 0; k < NDROP; k++)
@@ -140,10 +142,12 @@ static void loss_log(void)
 				      drop_names[k],
 				      (unsigned long long)(now.drops[k] - loss_t0.drops[k]));
 	buf[n] = 0;
-	TH_LOG("since the transfer began: %s sent_pkts +%llu; %s rcvd_pkts +%llu, "
+	TH_LOG("since the transfer began: %s sent_pkts +%llu send_err +%llu; "
+	       "%s rcvd_pkts +%llu, "
 	       "rdma_recvs +%llu (%lld dropped by rxe: receive queue empty); "
 	       "sdr drops on %s:%s", dev0(),
-	       (unsigned long long)(now.sent - loss_t0.sent), dev1(),
+	       (unsigned long long)(now.sent - loss_t0.sent),
+	       (unsigned long long)(now.send_err - loss_t0.send_err), dev1(),
 	       (unsigned long long)(now.rcvd - loss_t0.rcvd),
 	       (unsigned long long)(now.recvs - loss_t0.recvs),
 	       (long long)((now.rcvd - loss_t0.rcvd) - (now.recvs - loss_t0.recvs)),
