@@ -16,6 +16,8 @@
 #include <linux/vmalloc.h>
 
 #include "sdr.h"
+#include "sdr_flow.h"
+#include "sdr_ec.h"
 
 #define SDR_CQ_DEFAULT	4096
 #define SDR_CQ_MIN	64
@@ -195,38 +197,104 @@ static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 	return sdr_flow_set_policy(flow, arg->policy);
 }
 
+/*
+ * SDR_IOC_QUERY.  Answers from constants and the policy table only, so it
+ * needs no lock and no device: it works before bind and after removal.
+ */
+static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
+{
+	const struct sdr_policy_ops *ops;
+	struct sdr_query *arg = p;
+	u32 id;
+
+	if (memchr_inv(arg->__reserved, 0, sizeof(arg->__reserved)))
+		return -EINVAL;
+	arg->abi_version = SDR_ABI_VERSION;
+	arg->policy_nr = SDR_POLICY_NR;
+	arg->policies = 0;
+	sdr_for_each_policy(ops, id)
+		arg->policies |= BIT_ULL(id);
+	arg->features = 0;	/* no SDR_FEATURE_* yet */
+	arg->ec_max_k = SDR_EC_MAX_K;
+	arg->ec_max_m = SDR_EC_MAX_M;
+	arg->max_msg_size = SDR_MAX_MSG_SIZE;
+	arg->max_msgs = SDR_MAX_MSGS;
+	return 0;
+}
+
+static_assert(SDR_POLICY_NR <= 64, "sdr_query.policies has 64 bits");
+
+/*
+ * SDR_*_SIZE_V1 is the first published size of each struct, a number in
+ * the uapi: version 1 ends at its last field there, however the struct
+ * grows after it.
+ */
+#define SDR_V1_ENDS_AT(type, last, v1) \
+	static_assert(offsetofend(struct type, last) == (v1))
+
+SDR_V1_ENDS_AT(sdr_bind, ring, SDR_BIND_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_create, pkt_bitmap, SDR_FLOW_CREATE_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_connect, peer, SDR_FLOW_CONNECT_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_destroy, __reserved, SDR_FLOW_DESTROY_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_info, __reserved, SDR_FLOW_INFO_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_recv_post, user_data, SDR_RECV_POST_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_recv_complete, __reserved, SDR_RECV_COMPLETE_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_send_post, __reserved, SDR_SEND_POST_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_modify, policy, SDR_FLOW_MODIFY_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_query, __reserved, SDR_QUERY_SIZE_V1);
+
+/* struct sdr_ioctl_op.mode */
+#define SDR_OP_OUT	BIT(0)	/* copy the struct back on success */
+#define SDR_OP_UNLOCKED	BIT(1)	/* fn takes its own locks, or needs none */
+#define SDR_OP_UNBOUND	BIT(2)	/* allowed before SDR_IOC_BIND */
+
 struct sdr_ioctl_op {
-	u32	size;		/* the struct this kernel knows (also V1) */
+	u32	size;		/* the struct this kernel knows */
+	u32	size_v1;	/* the least it takes: SDR_*_SIZE_V1 */
 	u32	flags;		/* flags it accepts */
-	bool	out;		/* copy the struct back on success */
-	bool	unlocked;	/* fn takes its own locks (user copies, bind) */
+	u32	mode;		/* SDR_OP_* */
 	int	(*fn)(struct sdr_ctx *ctx, void *arg);
 };
 
+#define SDR_OP(_struct, _v1, _flags, _mode, _fn) {			\
+	.size = sizeof(struct _struct), .size_v1 = (_v1),		\
+	.flags = (_flags), .mode = (_mode), .fn = (_fn) }
+
 static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
-	[_IOC_NR(SDR_IOC_BIND)] = {
-		SDR_BIND_SIZE_V1, SDR_BIND_BY_GID, true, true, sdr_ioc_bind },
-	[_IOC_NR(SDR_IOC_FLOW_CREATE)] = {
-		SDR_FLOW_CREATE_SIZE_V1, 0, true, false, sdr_ioc_flow_create },
-	[_IOC_NR(SDR_IOC_FLOW_CONNECT)] = {
-		SDR_FLOW_CONNECT_SIZE_V1, 0, false, false, sdr_ioc_flow_connect },
-	[_IOC_NR(SDR_IOC_FLOW_DESTROY)] = {
-		SDR_FLOW_DESTROY_SIZE_V1, 0, false, false, sdr_ioc_flow_destroy },
-	[_IOC_NR(SDR_IOC_FLOW_INFO)] = {
-		SDR_FLOW_INFO_SIZE_V1, 0, true, false, sdr_ioc_flow_info },
-	[_IOC_NR(SDR_IOC_RECV_POST)] = {
-		SDR_RECV_POST_SIZE_V1, 0, true, false, sdr_ioc_recv_post },
-	[_IOC_NR(SDR_IOC_RECV_COMPLETE)] = {
-		SDR_RECV_COMPLETE_SIZE_V1, 0, false, false,
-		sdr_ioc_recv_complete },
-	[_IOC_NR(SDR_IOC_SEND_POST)] = {
-		SDR_SEND_POST_SIZE_V1,
-		SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
-		SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
-		true, true, sdr_ioc_send_post },
-	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] = {
-		SDR_FLOW_MODIFY_SIZE_V1, SDR_FLOW_MODIFY_POLICY, false, false,
-		sdr_ioc_flow_modify },
+	[_IOC_NR(SDR_IOC_BIND)] =
+		SDR_OP(sdr_bind, SDR_BIND_SIZE_V1, SDR_BIND_BY_GID,
+		       SDR_OP_OUT | SDR_OP_UNLOCKED | SDR_OP_UNBOUND,
+		       sdr_ioc_bind),
+	[_IOC_NR(SDR_IOC_FLOW_CREATE)] =
+		SDR_OP(sdr_flow_create, SDR_FLOW_CREATE_SIZE_V1, 0, SDR_OP_OUT,
+		       sdr_ioc_flow_create),
+	[_IOC_NR(SDR_IOC_FLOW_CONNECT)] =
+		SDR_OP(sdr_flow_connect, SDR_FLOW_CONNECT_SIZE_V1, 0, 0,
+		       sdr_ioc_flow_connect),
+	[_IOC_NR(SDR_IOC_FLOW_DESTROY)] =
+		SDR_OP(sdr_flow_destroy, SDR_FLOW_DESTROY_SIZE_V1, 0, 0,
+		       sdr_ioc_flow_destroy),
+	[_IOC_NR(SDR_IOC_FLOW_INFO)] =
+		SDR_OP(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, 0, SDR_OP_OUT,
+		       sdr_ioc_flow_info),
+	[_IOC_NR(SDR_IOC_RECV_POST)] =
+		SDR_OP(sdr_recv_post, SDR_RECV_POST_SIZE_V1, 0, SDR_OP_OUT,
+		       sdr_ioc_recv_post),
+	[_IOC_NR(SDR_IOC_RECV_COMPLETE)] =
+		SDR_OP(sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1, 0, 0,
+		       sdr_ioc_recv_complete),
+	[_IOC_NR(SDR_IOC_SEND_POST)] =
+		SDR_OP(sdr_send_post, SDR_SEND_POST_SIZE_V1,
+		       SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
+		       SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
+		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_send_post),
+	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] =
+		SDR_OP(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1,
+		       SDR_FLOW_MODIFY_POLICY, 0, sdr_ioc_flow_modify),
+	[_IOC_NR(SDR_IOC_QUERY)] =
+		SDR_OP(sdr_query, SDR_QUERY_SIZE_V1, 0,
+		       SDR_OP_OUT | SDR_OP_UNLOCKED | SDR_OP_UNBOUND,
+		       sdr_ioc_query),
 };
 
 union sdr_ioctl_buf {
@@ -239,6 +307,7 @@ union sdr_ioctl_buf {
 	struct sdr_recv_complete	recv_complete;
 	struct sdr_send_post		send_post;
 	struct sdr_flow_modify		flow_modify;
+	struct sdr_query		query;
 };
 
 static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -259,7 +328,7 @@ static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (get_user(usize, (u32 __user *)uarg))
 		return -EFAULT;
-	if (usize < op->size)
+	if (usize < op->size_v1)
 		return -EINVAL;
 	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
 	if (ret)
@@ -270,9 +339,9 @@ static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	/* ctx->sdev goes from NULL to a device once (bind), never back. */
 	sdev = smp_load_acquire(&ctx->sdev);
-	if (!sdev && cmd != SDR_IOC_BIND)
+	if (!sdev && !(op->mode & SDR_OP_UNBOUND))
 		return -EBADFD;
-	if (op->unlocked) {
+	if (op->mode & SDR_OP_UNLOCKED) {
 		ret = op->fn(ctx, &buf);
 		goto out_copy;
 	}
@@ -296,7 +365,9 @@ static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		up_read(&sdev->rwsem);
 
 out_copy:
-	if (!ret && op->out && copy_to_user(uarg, &buf, op->size))
+	/* an older caller's struct may end before the one the kernel knows */
+	if (!ret && (op->mode & SDR_OP_OUT) &&
+	    copy_to_user(uarg, &buf, min(usize, op->size)))
 		ret = -EFAULT;
 	return ret;
 }

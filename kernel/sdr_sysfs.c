@@ -190,12 +190,8 @@ static struct sdr_flow *sdr_kobj_flow(struct kobject *kobj)
 	return container_of(kobj, struct sdr_flow_kobj, kobj)->flow;
 }
 
-static const char * const sdr_policy_names[] = {
-	[SDR_POLICY_NONE]	= "none",
-	[SDR_POLICY_SR]		= "sr",
-	[SDR_POLICY_EC]		= "ec",
-	[SDR_POLICY_ADAPTIVE]	= "adaptive",
-};
+/* every defined policy's word, so a known one the kernel lacks is EOPNOTSUPP */
+static const char * const sdr_policy_names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
 
 static const char * const sdr_state_names[] = {
 	[SDR_FLOW_IDLE]		= "idle",

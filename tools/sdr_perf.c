@@ -309,8 +309,26 @@ static void lat_finish(struct lat *l, struct result *r)
 
 /* ---- options ---- */
 
+/*
+ * The policies the loaded sdr.ko runs (SDR_IOC_QUERY), joined by sep;
+ * false, with every defined policy in buf, when it cannot say.
+ */
+static bool kernel_policies(const char *sep, char *buf, size_t len)
+{
+	struct sdr_caps caps;
+	bool known = !sdr_query(NULL, &caps);
+
+	sdr_policy_list(known ? caps.policies : (1ULL << SDR_POLICY_NR) - 1,
+			sep, buf, len);
+	return known;
+}
+
 static void usage(FILE *f)
 {
+	char pols[128];
+
+	/* the choices: what this sdr.ko runs */
+	kernel_policies("|", pols, sizeof(pols));
 	fprintf(f,
 "usage: sdr_perf -d DEV [options]               (server: receives)\n"
 "       sdr_perf -d DEV [options] SERVER_IP     (client: sends)\n"
@@ -319,7 +337,7 @@ static void usage(FILE *f)
 "  -s, --size=BYTES       message size, K/M/G suffixes (default 1M)\n"
 "  -n, --iters=COUNT      messages to send (default 1000)\n"
 "  -D, --duration=SEC     send for SEC seconds instead of a count\n"
-"  -P, --policy=POLICY    none|sr|ec|adaptive|auto (default none)\n"
+"  -P, --policy=POLICY    %s (default none)\n"
 "  -c, --chunk=BYTES      bitmap chunk size (default: the kernel's)\n"
 "  -m, --max-msgs=N       messages in flight / receive slots (default %d)\n"
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
@@ -329,7 +347,7 @@ static void usage(FILE *f)
 "  -h, --help\n"
 "Client-side parameters win: the server takes size, count, policy, chunk,\n"
 "max-msgs, mtu and verify from the client.\n",
-		DEFAULT_PORT, DEFAULT_INFLIGHT);
+		DEFAULT_PORT, pols, DEFAULT_INFLIGHT);
 }
 
 static uint64_t parse_size(const char *s, const char *what)
@@ -405,8 +423,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->count = 0;
 			break;
 		case 'P':
-			if (sdr_policy_parse(optarg, &o->policy))
-				die(EXIT_USAGE, "unknown policy '%s' (none|sr|ec|adaptive|auto)", optarg);
+			if (sdr_policy_parse(optarg, &o->policy)) {
+				char pols[128];
+
+				kernel_policies("|", pols, sizeof(pols));
+				die(EXIT_USAGE, "unknown policy '%s' (%s)", optarg, pols);
+			}
 			break;
 		case 'c':
 			v = parse_size(optarg, "chunk size");
@@ -462,13 +484,26 @@ static struct sdr_flow *make_flow(struct sdr_ctx *ctx, const struct opts *o,
 	return f;
 }
 
-/* Report a failed flow creation and exit with the matching status. */
+/*
+ * Report a failed flow creation and exit with the matching status.  @who
+ * is "" for ours, else the peer's ("client: ", "server: "), whose module
+ * may run other policies than ours.
+ */
 static void flow_error(const struct opts *o, int err, const char *who)
 {
-	if (err == -EOPNOTSUPP ||
-	    (err == -EINVAL && o->policy != SDR_POLICY_NONE))
-		die(EXIT_USAGE, "%spolicy '%s' is not supported by this sdr.ko (%s)",
-		    who, sdr_policy_str(o->policy), strerror(-err));
+	char pols[128];
+
+	if (err == -EOPNOTSUPP && !*who && kernel_policies(", ", pols, sizeof(pols)))
+		die(EXIT_USAGE, "policy '%s' is not supported by this sdr.ko (%s); "
+		    "it runs %s", sdr_policy_str(o->policy), strerror(-err), pols);
+	if (err == -EOPNOTSUPP)
+		die(EXIT_USAGE, "%spolicy '%s' is not supported by %s sdr.ko (%s)",
+		    who, sdr_policy_str(o->policy), *who ? "its" : "this",
+		    strerror(-err));
+	if (err == -EINVAL && o->policy >= SDR_POLICY_NR &&
+	    o->policy != SDR_POLICY_DEFAULT)
+		die(EXIT_USAGE, "%spolicy %u is not defined (%s)", who, o->policy,
+		    strerror(-err));
 	if (err == -ENOMEM)
 		die(EXIT_ERR, "%scannot allocate %u x %" PRIu64 " byte regions "
 		    "(lower -m or -s, or raise sdr.ko max_region_mb)", who,
@@ -891,9 +926,9 @@ int main(int argc, char **argv)
 	if (client && err)
 		flow_error(&r.o, err, "");
 	if (!client) {
+		r.o.policy = theirs.policy;
 		if (theirs.status)	/* the client already said why */
 			flow_error(&r.o, theirs.status, "client: ");
-		r.o.policy = theirs.policy;
 		r.o.chunk = theirs.chunk;
 		r.o.inflight = theirs.inflight;
 		r.o.mtu = theirs.mtu;

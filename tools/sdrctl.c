@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sdrctl: show and configure sdr devices, flows and defaults, in the style
- * of iproute2's rdma tool.  Everything comes from sysfs:
+ * of iproute2's rdma tool.  Everything but "caps" comes from sysfs:
  *
  *   /sys/class/sdr/<ibdev>/{ibdev,port,gid,gid_index,mtu,nr_flows}
  *   /sys/class/sdr/<ibdev>/{counters,drops}/<name>
@@ -11,6 +11,9 @@
  * Attribute and counter names are read from the directories, never from a
  * list compiled in here, so new counters, drop reasons, parameters and
  * policies show up without a new sdrctl.  Known names only fix the order.
+ * "caps" asks /dev/sdr (SDR_IOC_QUERY, through libsdr's sdr_query()) what
+ * the module offers; the policies it runs also name the choices in the
+ * usage text and in the errors of "set flow".
  *
  * SDR_SYSFS=DIR makes sdrctl read DIR/class/sdr and DIR/module/sdr instead
  * of /sys (for tests on a fake tree).
@@ -29,6 +32,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "libsdr.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -337,6 +342,128 @@ static int select_devs(const char *want, struct names *devs)
 }
 
 static int cmd_set_flow(int argc, char **argv);
+
+/*
+ * The policies the loaded module runs, joined by sep, into buf; false
+ * (and buf empty) when it cannot say (not loaded, or too old for
+ * SDR_IOC_QUERY).
+ */
+static bool run_policies(const char *sep, char *buf, size_t len)
+{
+	struct sdr_caps caps;
+
+	buf[0] = '\0';
+	if (sdr_query(NULL, &caps))
+		return false;
+	return sdr_policy_list(caps.policies, sep, buf, len) >= 0;
+}
+
+/* ---- sdrctl caps: what the module offers (SDR_IOC_QUERY) ---- */
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} feature_names[] = {
+	{ SDR_FEATURE_AUTH, "auth" },
+	{ SDR_FEATURE_MULTIPATH, "multipath" },
+};
+
+/* A mask as a list of names: policies by id, features by feature_names. */
+static void caps_list(const char *key, uint64_t mask, bool features)
+{
+	char name[32];
+	int n = 0;
+
+	if (opt_json) {
+		j_key(key);
+		j_open('[');
+	} else {
+		printf(" %s ", key);
+	}
+	for (int i = 0; i < 64; i++) {
+		if (!(mask & (1ULL << i)))
+			continue;
+		snprintf(name, sizeof(name), "%d", i);
+		if (!features) {
+			sdr_policy_list(1ULL << i, "", name, sizeof(name));
+		} else {
+			for (size_t f = 0; f < sizeof(feature_names) /
+					       sizeof(feature_names[0]); f++)
+				if (feature_names[f].bit == 1ULL << i)
+					snprintf(name, sizeof(name), "%s",
+						 feature_names[f].name);
+		}
+		if (opt_json) {
+			j_begin_elem();
+			j_string(name);
+		} else {
+			printf("%s%s", n ? "," : "", name);
+		}
+		n++;
+	}
+	if (opt_json)
+		j_close(']');
+	else if (!n)
+		putchar('-');
+}
+
+static void caps_num(const char *key, uint64_t v)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+	if (opt_json)
+		j_kv(key, val);
+	else
+		printf(" %s %s", key, val);
+}
+
+static int cmd_caps(int argc, char **argv)
+{
+	struct sdr_caps caps;
+	int ret;
+
+	if (argc > 0 && !strcmp(argv[0], "show")) {
+		argc--;
+		argv++;
+	}
+	if (argc) {
+		err("caps: unexpected '%s' (usage: sdrctl caps [show])", argv[0]);
+		return EXIT_USAGE;
+	}
+	ret = sdr_query(NULL, &caps);
+	if (ret) {
+		if (ret == -ENOENT)
+			err("sdr.ko is not loaded (/dev/sdr is missing)");
+		else if (ret == -ENOTTY)
+			err("caps: the loaded sdr.ko predates SDR_IOC_QUERY");
+		else
+			err("caps: /dev/sdr: %s", strerror(-ret));
+		return EXIT_FAIL;
+	}
+	if (opt_json) {
+		j_open('[');
+		j_begin_elem();
+		j_open('{');
+	} else {
+		fputs("sdr:", stdout);
+	}
+	caps_num("abi_version", caps.abi_version);
+	caps_list("policies", caps.policies, false);
+	caps_num("policy_nr", caps.policy_nr);
+	caps_list("features", caps.features, true);
+	caps_num("ec_max_k", caps.ec_max_k);
+	caps_num("ec_max_m", caps.ec_max_m);
+	caps_num("max_msg_size", caps.max_msg_size);
+	caps_num("max_msgs", caps.max_msgs);
+	if (opt_json) {
+		j_close('}');
+		j_close(']');
+	} else {
+		putchar('\n');
+	}
+	return EXIT_OK;
+}
 
 /* ---- sdrctl dev ---- */
 
@@ -869,13 +996,16 @@ static int cmd_set_default(int argc, char **argv)
 
 static int cmd_set_flow(int argc, char **argv)
 {
-	char dev[256], path[1200];
-	const char *id, *why = "";
+	char dev[256], path[1200], runs[128], why[256] = "";
+	const char *id, *what;
 	char *slash;
 	int ret;
 
 	if (argc != 3 || !strchr(argv[0], '/') || strcmp(argv[1], "policy")) {
-		err("usage: sdrctl set flow DEV/ID policy POLICY");
+		if (run_policies("|", runs, sizeof(runs)))
+			err("usage: sdrctl set flow DEV/ID policy %s", runs);
+		else
+			err("usage: sdrctl set flow DEV/ID policy POLICY");
 		return EXIT_USAGE;
 	}
 	snprintf(dev, sizeof(dev), "%s", argv[0]);
@@ -898,18 +1028,22 @@ static int cmd_set_flow(int argc, char **argv)
 		return EXIT_OK;
 	switch (-ret) {
 	case EINVAL:
-		why = " (unknown policy: none, sr, ec or adaptive)";
-		break;
 	case EOPNOTSUPP:
-		why = " (the loaded module does not implement this policy)";
+		/* which policies there are is the module's to say */
+		what = -ret == EINVAL ? "unknown policy" :
+		       "the loaded module does not run this policy";
+		if (run_policies(", ", runs, sizeof(runs)))
+			snprintf(why, sizeof(why), " (%s; it runs %s)", what, runs);
+		else
+			snprintf(why, sizeof(why), " (%s)", what);
 		break;
 	case EPERM:
 	case EACCES:
-		why = " (only the flow's owner or CAP_NET_ADMIN)";
+		snprintf(why, sizeof(why), " (only the flow's owner or CAP_NET_ADMIN)");
 		break;
 	case ENOENT:
 	case ENODEV:
-		why = " (the flow is gone)";
+		snprintf(why, sizeof(why), " (the flow is gone)");
 		break;
 	}
 	err("set flow %s policy %s: %s%s", argv[0], argv[2], strerror(-ret), why);
@@ -939,6 +1073,11 @@ static int cmd_default(int argc, char **argv)
 
 static void usage(FILE *f)
 {
+	char runs[128];
+
+	/* the choices are the policies the loaded module runs */
+	if (!run_policies("|", runs, sizeof(runs)))
+		snprintf(runs, sizeof(runs), "POLICY");
 	fprintf(f,
 		"usage: sdrctl [OPTIONS] OBJECT [COMMAND] [ARGS]\n"
 		"\n"
@@ -946,8 +1085,9 @@ static void usage(FILE *f)
 		"  sdrctl [-j] [-p] [-s] flow [show] [dev DEV] [id ID]\n"
 		"  sdrctl [-j] [-p] stats [show] [dev DEV] [-s]\n"
 		"  sdrctl [-j] [-p] default [show] [NAME]\n"
+		"  sdrctl [-j] [-p] caps [show]\n"
 		"  sdrctl set default NAME VALUE\n"
-		"  sdrctl set flow DEV/ID policy none|sr|ec|adaptive\n"
+		"  sdrctl set flow DEV/ID policy %s\n"
 		"  sdrctl help\n"
 		"\n"
 		"options:\n"
@@ -956,7 +1096,7 @@ static void usage(FILE *f)
 		"  -s, --stats    all counters (flow), per-flow counters (stats)\n"
 		"  -h, --help     this text\n"
 		"\n"
-		"exit status: 0 ok, 1 operation failed, 2 usage error\n");
+		"exit status: 0 ok, 1 operation failed, 2 usage error\n", runs);
 }
 
 static const struct {
@@ -971,6 +1111,8 @@ static const struct {
 	{ "statistic", cmd_stats },
 	{ "default", cmd_default },
 	{ "defaults", cmd_default },
+	{ "caps", cmd_caps },
+	{ "capabilities", cmd_caps },
 	{ "set", cmd_set },
 };
 

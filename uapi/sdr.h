@@ -40,15 +40,19 @@
  * Every ioctl argument starts with __u32 size, __u32 flags; the ioctl
  * numbers do not encode the size (as in iommufd), so structs can grow.  The kernel
  * accepts any size from the first published size of the struct (SDR_*_SIZE_V1)
- * upward; bytes past the size it knows must be zero.  Common errors of every
- * ioctl:
+ * upward; bytes past the size it knows must be zero, and it writes back no
+ * more than size bytes.  SDR_*_SIZE_V1 is a number, the size of version 1
+ * of its struct, and never changes when the struct grows (as
+ * OPEN_HOW_SIZE_VER0 of openat2): fields added later go after it.
+ * Common errors of every ioctl:
  *   EFAULT      the argument is not readable or writable memory
  *   EINVAL      size smaller than SDR_*_SIZE_V1, or a __reserved field is
  *               not zero, or a value out of range (each ioctl lists them)
  *   E2BIG       bytes beyond the struct the kernel knows are not zero
  *   EOPNOTSUPP  a flag the kernel does not know
  *   ENOTTY      unknown ioctl number
- *   EBADFD      the context is not bound yet (all but SDR_IOC_BIND)
+ *   EBADFD      the context is not bound yet (all but SDR_IOC_BIND and
+ *               SDR_IOC_QUERY)
  *   ENODEV      the bound RDMA device was removed; only close() is left
  *   EIO         the bound device broke (its queue pair could not be
  *               recovered after a transport error): every flow failed,
@@ -66,13 +70,32 @@
 #define SDR_ABI_VERSION		3
 #define SDR_IOC_MAGIC		0xD5
 
-/* Reliability policies. */
+/*
+ * Reliability policies.  Ids below SDR_POLICY_NR are defined; a kernel
+ * runs some of them (SDR_IOC_QUERY: policies).  Flow create and
+ * SDR_IOC_FLOW_MODIFY answer EINVAL for an id from SDR_POLICY_NR on and
+ * EOPNOTSUPP for a defined id the kernel does not run.
+ */
 #define SDR_POLICY_NONE		0	/* raw bitmap: holes stay holes */
 #define SDR_POLICY_SR		1	/* selective repeat */
 #define SDR_POLICY_EC		2	/* erasure coding, SR fallback */
-#define SDR_POLICY_ADAPTIVE	3	/* adaptive loss detection */
-#define SDR_POLICY_NR		4	/* ids below this are defined: others EINVAL */
+#define SDR_POLICY_ADAPTIVE	3	/* adaptive loss detection (not yet run) */
+#define SDR_POLICY_AUTO		4	/* the kernel picks per message (not yet run) */
+#define SDR_POLICY_NR		5	/* ids below this are defined: others EINVAL */
 #define SDR_POLICY_DEFAULT	0xffffffffU	/* flow create: the module's default_policy */
+
+/*
+ * The policies' names by id, in one place: the words the kernel's sysfs
+ * (flows/<id>/policy) shows and takes, and libsdr's names.  An
+ * initializer:  static const char * const n[SDR_POLICY_NR] = SDR_POLICY_NAMES;
+ */
+#define SDR_POLICY_NAMES {				\
+	[SDR_POLICY_NONE]	= "none",		\
+	[SDR_POLICY_SR]		= "sr",			\
+	[SDR_POLICY_EC]		= "ec",			\
+	[SDR_POLICY_ADAPTIVE]	= "adaptive",		\
+	[SDR_POLICY_AUTO]	= "auto",		\
+}
 
 #define SDR_GID_LEN		16
 #define SDR_DEVNAME_LEN		64
@@ -114,7 +137,7 @@ struct sdr_bind {
 	__aligned_u64 ring_size;	/* bytes to map */
 	struct sdr_ring_offsets ring;
 };
-#define SDR_BIND_SIZE_V1	sizeof(struct sdr_bind)
+#define SDR_BIND_SIZE_V1	144
 
 /* One completion.  32 bytes. */
 #define SDR_CQE_SEND		1
@@ -175,8 +198,9 @@ struct sdr_endpoint {
 
 /*
  * SDR_IOC_FLOW_CREATE - create a flow.
- * in:  policy (SDR_POLICY_NONE, SR or EC in this version, or
- *      SDR_POLICY_DEFAULT for the module parameter default_policy); mtu
+ * in:  policy (one this kernel runs, SDR_IOC_QUERY: NONE, SR and EC in
+ *      this version; or SDR_POLICY_DEFAULT for the module parameter
+ *      default_policy); mtu
  *      (0: the port's; else 256..4096, a power of two, at most the
  *      port's); chunk_size (bytes per bitmap bit: a multiple of payload,
  *      at most 1024 packets; 0: the module parameter chunk_pkts packets,
@@ -184,8 +208,9 @@ struct sdr_endpoint {
  * out: flow_id, payload (message bytes per packet = mtu - header), the
  *      actual policy, chunk_size and mtu, the endpoint to give the peer,
  *      and the layout of the three mappings.
- * errors: EINVAL an attribute out of range or chunk_size not a multiple of
- *      payload; EOPNOTSUPP policy not implemented by this module; ENOSPC
+ * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on)
+ *      or chunk_size not a multiple of payload; EOPNOTSUPP a defined
+ *      policy this kernel does not run (ADAPTIVE, AUTO); ENOSPC
  *      the completion ring cannot hold 2 * max_msgs more completions
  *      (bind with more cq_entries); ENOMEM the regions could not be
  *      allocated (max_msgs * max_msg_size is limited by the module
@@ -217,7 +242,7 @@ struct sdr_flow_create {
 	__u32 chunk_bitmap;	/* offset of the chunk bitmap in a slot state */
 	__u32 pkt_bitmap;	/* offset of the packet bitmap in a slot state */
 };
-#define SDR_FLOW_CREATE_SIZE_V1	sizeof(struct sdr_flow_create)
+#define SDR_FLOW_CREATE_SIZE_V1	176
 
 /*
  * The state of one receive slot, in the state area (read-only to the
@@ -264,7 +289,7 @@ struct sdr_flow_connect {
 	__u32 __reserved;
 	struct sdr_endpoint peer;
 };
-#define SDR_FLOW_CONNECT_SIZE_V1	sizeof(struct sdr_flow_connect)
+#define SDR_FLOW_CONNECT_SIZE_V1	88
 
 /*
  * SDR_IOC_FLOW_DESTROY - destroy a flow: outstanding sends and receives
@@ -277,7 +302,7 @@ struct sdr_flow_destroy {
 	__u32 flow_id;
 	__u32 __reserved;
 };
-#define SDR_FLOW_DESTROY_SIZE_V1	sizeof(struct sdr_flow_destroy)
+#define SDR_FLOW_DESTROY_SIZE_V1	16
 
 /*
  * SDR_IOC_FLOW_INFO - query a flow.
@@ -307,7 +332,7 @@ struct sdr_flow_info {
 	__aligned_u64 recovered;	/* packets rebuilt from parity */
 	__aligned_u64 __reserved[2];
 };
-#define SDR_FLOW_INFO_SIZE_V1	sizeof(struct sdr_flow_info)
+#define SDR_FLOW_INFO_SIZE_V1	112
 
 /*
  * SDR_IOC_RECV_POST - post a receive.  Receives match messages in order:
@@ -327,7 +352,7 @@ struct sdr_recv_post {
 	__u32 gen;		/* out */
 	__aligned_u64 user_data;
 };
-#define SDR_RECV_POST_SIZE_V1	sizeof(struct sdr_recv_post)
+#define SDR_RECV_POST_SIZE_V1	32
 
 /*
  * SDR_IOC_RECV_COMPLETE - give a receive slot back.  Allowed in any state
@@ -346,7 +371,7 @@ struct sdr_recv_complete {
 	__u32 seq;
 	__u32 __reserved;
 };
-#define SDR_RECV_COMPLETE_SIZE_V1	sizeof(struct sdr_recv_complete)
+#define SDR_RECV_COMPLETE_SIZE_V1	24
 
 /*
  * SDR_IOC_SEND_POST - send a message, or a part of a streamed one.
@@ -399,15 +424,15 @@ struct sdr_send_post {
 	__u32 seq;		/* out (one-shot, START); in (CONT, END) */
 	__u32 __reserved;
 };
-#define SDR_SEND_POST_SIZE_V1	sizeof(struct sdr_send_post)
+#define SDR_SEND_POST_SIZE_V1	56
 
 /*
  * SDR_IOC_FLOW_MODIFY - change a live flow.
  * flags: SDR_FLOW_MODIFY_POLICY: policy applies to messages posted from
  *        now on (each message carries its policy; the receiver follows
  *        it per message), so nothing in flight is lost or changed.
- * errors: EINVAL no flag, or policy unknown; EOPNOTSUPP a policy this
- *        module does not implement.
+ * errors: EINVAL no flag, or policy from SDR_POLICY_NR on; EOPNOTSUPP a
+ *        defined policy this kernel does not run.
  */
 #define SDR_FLOW_MODIFY_POLICY	(1U << 0)
 
@@ -417,7 +442,37 @@ struct sdr_flow_modify {
 	__u32 flow_id;
 	__u32 policy;
 };
-#define SDR_FLOW_MODIFY_SIZE_V1	sizeof(struct sdr_flow_modify)
+#define SDR_FLOW_MODIFY_SIZE_V1	16
+
+/*
+ * SDR_IOC_QUERY - what this kernel offers.  Works on any context: before
+ * SDR_IOC_BIND, and after its device was removed or broke.
+ * out: abi_version (SDR_ABI_VERSION); policy_nr (its SDR_POLICY_NR: ids
+ *      below are defined); policies (bit SDR_POLICY_x, 1ULL << x, set iff
+ *      it runs policy x: flow create and FLOW_MODIFY take exactly those);
+ *      features (SDR_FEATURE_*); the largest EC code (ec_max_k data and
+ *      ec_max_m parity packets per submessage: the ranges of the module
+ *      parameters ec_k and ec_m); the largest max_msg_size and max_msgs
+ *      flow create takes.  __reserved is zero in and out.
+ * errors: only the common ones.
+ */
+#define SDR_FEATURE_AUTH	(1ULL << 0)	/* authenticated packets (not yet: 0) */
+#define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several paths (not yet: 0) */
+
+struct sdr_query {
+	__u32 size;
+	__u32 flags;
+	__u32 abi_version;	/* out */
+	__u32 policy_nr;	/* out */
+	__aligned_u64 policies;	/* out: 1ULL << SDR_POLICY_x per policy run */
+	__aligned_u64 features;	/* out: SDR_FEATURE_* */
+	__u32 ec_max_k;		/* out */
+	__u32 ec_max_m;		/* out */
+	__u32 max_msg_size;	/* out */
+	__u32 max_msgs;		/* out */
+	__aligned_u64 __reserved[4];
+};
+#define SDR_QUERY_SIZE_V1	80
 
 #define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
 #define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
@@ -428,5 +483,6 @@ struct sdr_flow_modify {
 #define SDR_IOC_RECV_COMPLETE	_IO(SDR_IOC_MAGIC, 0x06)
 #define SDR_IOC_SEND_POST	_IO(SDR_IOC_MAGIC, 0x07)
 #define SDR_IOC_FLOW_MODIFY	_IO(SDR_IOC_MAGIC, 0x08)
+#define SDR_IOC_QUERY		_IO(SDR_IOC_MAGIC, 0x09)
 
 #endif /* _UAPI_SDR_H */

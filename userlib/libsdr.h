@@ -24,16 +24,6 @@
 extern "C" {
 #endif
 
-/*
- * uapi/sdr.h numbers NONE, SR, EC and ADAPTIVE; "auto" (the kernel picks a
- * policy per message) has no number there yet.  This is the value the
- * library passes through for it; a kernel without it answers EOPNOTSUPP
- * or EINVAL.
- */
-#ifndef SDR_POLICY_AUTO
-#define SDR_POLICY_AUTO		4
-#endif
-
 struct sdr_ctx;
 struct sdr_flow;
 struct sdr_recv;
@@ -64,6 +54,21 @@ struct sdr_ctx_info {
 	uint64_t cq_overflow;	/* ring overflow counter (0 by design) */
 };
 int sdr_ctx_query(const struct sdr_ctx *ctx, struct sdr_ctx_info *info);
+
+/* What SDR_IOC_QUERY answered: what the loaded sdr.ko offers. */
+struct sdr_caps {
+	uint32_t abi_version;	/* the kernel's SDR_ABI_VERSION */
+	uint32_t policy_nr;	/* policy ids below this are defined */
+	uint64_t policies;	/* bit SDR_POLICY_x (1ULL << x): the kernel runs x */
+	uint64_t features;	/* SDR_FEATURE_* */
+	uint32_t ec_max_k;	/* EC data packets per submessage, at most */
+	uint32_t ec_max_m;	/* EC parity packets per submessage, at most */
+	uint32_t max_msg_size;	/* largest sdr_flow_attr.max_msg_size */
+	uint32_t max_msgs;	/* largest sdr_flow_attr.max_msgs */
+	uint64_t reserved[4];	/* 0 */
+};
+/* ctx NULL: asks through an unbound /dev/sdr of its own. */
+int sdr_query(const struct sdr_ctx *ctx, struct sdr_caps *caps);
 
 /* sdr_flow_create() attributes; zero means "the kernel's default". */
 struct sdr_flow_attr {
@@ -181,8 +186,18 @@ int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
 /* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */
 const char *sdr_status_str(uint32_t status);
 const char *sdr_policy_str(uint32_t policy);
-/* Parse "none", "sr", "ec", "adaptive" (or a number); -EINVAL if unknown. */
+/*
+ * Parse a policy name of uapi/sdr.h (SDR_POLICY_NAMES: "none", "sr",
+ * "ec", "adaptive", "auto") or a number; -EINVAL if neither.  Whether the
+ * kernel runs it is the kernel's answer (sdr_query(), EOPNOTSUPP).
+ */
 int sdr_policy_parse(const char *s, uint32_t *policy);
+/*
+ * The names of the policies whose bits are set in mask (a
+ * sdr_caps.policies), in id order, joined by sep, into buf as snprintf
+ * would; returns the length of the whole list, or -EINVAL.
+ */
+int sdr_policy_list(uint64_t mask, const char *sep, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

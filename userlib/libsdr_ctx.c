@@ -2,7 +2,8 @@
 /*
  * libsdr_ctx: contexts - open /dev/sdr, bind it to a device or GID, map
  * the completion ring (libsdr_ring.c), close (destroying the flows left,
- * libsdr_flow.c) and query.  The top of libsdr: nothing calls into it.
+ * libsdr_flow.c) and query; and what the kernel offers (SDR_IOC_QUERY).
+ * The top of libsdr: nothing calls into it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -128,5 +129,34 @@ int sdr_ctx_query(const struct sdr_ctx *ctx, struct sdr_ctx_info *info)
 		return -EINVAL;
 	*info = ctx->info;
 	info->cq_overflow = __atomic_load_n(ctx->ring_overflow, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int sdr_query(const struct sdr_ctx *ctx, struct sdr_caps *caps)
+{
+	struct sdr_query q;
+	int fd, ret;
+
+	if (!caps)
+		return -EINVAL;
+	fd = ctx ? ctx->fd : open(SDR_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	ret = sdr__ioctl(fd, SDR_IOC_QUERY, &q);
+	if (!ctx)
+		close(fd);
+	if (ret)
+		return ret;
+	memset(caps, 0, sizeof(*caps));
+	caps->abi_version = q.abi_version;
+	caps->policy_nr = q.policy_nr;
+	caps->policies = q.policies;
+	caps->features = q.features;
+	caps->ec_max_k = q.ec_max_k;
+	caps->ec_max_m = q.ec_max_m;
+	caps->max_msg_size = q.max_msg_size;
+	caps->max_msgs = q.max_msgs;
 	return 0;
 }

@@ -4,7 +4,7 @@
  * every function lives in exactly one file, and the files call each other
  * one way.  Top to bottom, each calls only the files below it:
  *
- *   libsdr_ctx.c    contexts: open and bind, close, query
+ *   libsdr_ctx.c    contexts: open and bind, close, query; sdr_query
  *   libsdr_flow.c   flows: create and map, connect, destroy, properties
  *   libsdr_ring.c   the completion ring: map, drain, backlog, wait
  *   libsdr_sys.c    the ioctl and clock wrappers

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * libsdr_names: names for the uapi constants - status and policy to a
- * string, and a policy name or number back.  Calls nothing in libsdr.
+ * string, a policy name or number back, and a policy mask as a list of
+ * names.  Calls nothing in libsdr.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "libsdr.h"
@@ -20,13 +23,8 @@ const char *sdr_status_str(uint32_t status)
 	return "unknown";
 }
 
-static const char *const policy_names[] = {
-	[SDR_POLICY_NONE]	= "none",
-	[SDR_POLICY_SR]		= "sr",
-	[SDR_POLICY_EC]		= "ec",
-	[SDR_POLICY_ADAPTIVE]	= "adaptive",
-	[SDR_POLICY_AUTO]	= "auto",
-};
+/* The kernel's words too (sysfs flows/<id>/policy): one list, uapi/sdr.h. */
+static const char *const policy_names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
 
 const char *sdr_policy_str(uint32_t policy)
 {
@@ -56,4 +54,40 @@ int sdr_policy_parse(const char *s, uint32_t *policy)
 		return -EINVAL;
 	*policy = (uint32_t)v;
 	return 0;
+}
+
+/* Append s to the list in buf as snprintf would; *n counts it all. */
+static void list_put(char *buf, size_t len, size_t *n, const char *s)
+{
+	size_t l = strlen(s), c;
+
+	if (*n + 1 < len) {
+		c = len - 1 - *n < l ? len - 1 - *n : l;
+		memcpy(buf + *n, s, c);
+		buf[*n + c] = '\0';
+	}
+	*n += l;
+}
+
+int sdr_policy_list(uint64_t mask, const char *sep, char *buf, size_t len)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	if (!sep || (!buf && len))
+		return -EINVAL;
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < 64; i++) {
+		char num[16];
+
+		if (!(mask & (1ULL << i)))
+			continue;
+		if (n)
+			list_put(buf, len, &n, sep);
+		snprintf(num, sizeof(num), "%u", i);
+		list_put(buf, len, &n, i < SDR_POLICY_NR && policy_names[i] ?
+				       policy_names[i] : num);
+	}
+	return n > INT32_MAX ? -EINVAL : (int)n;
 }

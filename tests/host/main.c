@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host unit tests of the sdr protocol engine: TAP on stdout.
+ * Host unit tests of the sdr protocol engine, and of the fixed numbers of
+ * the uapi (test_uapi.c): TAP on stdout.
  *
  *   sdr-host-tests [NAME...]    only the tests whose names match a NAME
  *                               (fnmatch globs); a NAME that matches no
@@ -20,5 +21,6 @@ int main(int argc, char **argv)
 	test_sr();
 	test_ec();
 	test_sim();
+	test_uapi();
 	return tap_done();
 }

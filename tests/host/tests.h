@@ -9,5 +9,6 @@ void test_credit(void);
 void test_sr(void);
 void test_ec(void);
 void test_sim(void);
+void test_uapi(void);
 
 #endif

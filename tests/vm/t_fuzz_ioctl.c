@@ -70,7 +70,7 @@
 #define HIST_LEN	200
 #define NSTREAMS	4
 #define NRPOSTS		8
-#define NSTAT		11		/* 9 ioctls, mmap, unknown ioctls */
+#define NSTAT		12		/* 10 ioctls, mmap, unknown ioctls */
 #define NERR		140
 #define MAX_REPORTS	25
 #define PG		4096UL
@@ -556,7 +556,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 /* ---- ioctls ---- */
 
 enum { NR_BIND, NR_CREATE, NR_CONNECT, NR_DESTROY, NR_INFO, NR_RPOST,
-       NR_RCOMPLETE, NR_SEND, NR_MODIFY, ST_MMAP, ST_UNKNOWN };
+       NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, ST_MMAP, ST_UNKNOWN };
 
 static const struct ioc {
 	const char *name;
@@ -585,12 +585,13 @@ static const struct ioc {
 		      { ENOTCONN, EAGAIN, ESTALE, EBUSY, EPIPE, ENOMEM } },
 	[NR_MODIFY] = { "FLOW_MODIFY", SDR_IOC_FLOW_MODIFY,
 			SDR_FLOW_MODIFY_SIZE_V1, SDR_FLOW_MODIFY_POLICY, { 0 } },
+	[NR_QUERY] = { "QUERY", SDR_IOC_QUERY, SDR_QUERY_SIZE_V1, 0, { 0 } },
 };
 
 static const char *const stat_name[NSTAT] = {
 	"BIND", "FLOW_CREATE", "FLOW_CONNECT", "FLOW_DESTROY", "FLOW_INFO",
-	"RECV_POST", "RECV_COMPLETE", "SEND_POST", "FLOW_MODIFY", "mmap",
-	"unknown ioctl",
+	"RECV_POST", "RECV_COMPLETE", "SEND_POST", "FLOW_MODIFY", "QUERY",
+	"mmap", "unknown ioctl",
 };
 
 /* The errors of every ioctl (uapi/sdr.h, top comment). */
@@ -2079,6 +2080,33 @@ static void op_modify(struct thr *t)
 		 m.policy);
 }
 
+/*
+ * SDR_IOC_QUERY on any context, bound or not (never EBADFD): a clean
+ * answer is this kernel's, whatever else is going on.
+ */
+static void op_query(struct thr *t)
+{
+	struct sdr_query q = { .size = sizeof(q) };
+	int s = pick_slot(t, 0);
+	struct call r;
+
+	r = fz_ioctl(t, s, NR_QUERY, &q, 10, 0, "");
+	if (r.ret && r.err == EBADFD)
+		fz_fail(t, "QUERY answered EBADFD: it works unbound");
+	if (!r.clean)
+		return;
+	if (q.abi_version != SDR_ABI_VERSION || q.policy_nr != SDR_POLICY_NR ||
+	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
+	    q.policies >> SDR_POLICY_NR || q.features || q.ec_max_k != 64 ||
+	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
+	    q.max_msgs != 1024 || q.__reserved[0] || q.__reserved[3])
+		fz_fail(t, "QUERY: abi %u policy_nr %u policies %#llx features %#llx ec %u/%u msgs %u x %u",
+			q.abi_version, q.policy_nr,
+			(unsigned long long)q.policies,
+			(unsigned long long)q.features, q.ec_max_k, q.ec_max_m,
+			q.max_msgs, q.max_msg_size);
+}
+
 /* Post a receive on record @fi (a copy in @f) and remember it. */
 static void recv_post_on(struct thr *t, int fi, const struct fzflow *f, int mut)
 {
@@ -2524,7 +2552,7 @@ static void op_garbage(struct thr *t)
 		cmd = _IO(SDR_IOC_MAGIC, nr);
 		break;
 	}
-	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_MODIFY;
+	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_QUERY;
 	random_fill(t->argpg, PG, rnd(t));
 	if (pct(t, 70))
 		hdr[0] = sizes[below(t, 7)];
@@ -2826,7 +2854,7 @@ static const struct op {
 	{ op_open, 3, 0 },	{ op_close, 2, 1 },	{ op_dup, 2, 0 },
 	{ op_bind, 3, 0 },	{ op_create, 5, 1 },	{ op_pair, 5, 0 },
 	{ op_connect, 4, 1 },	{ op_destroy, 4, 1 },	{ op_info, 4, 1 },
-	{ op_modify, 4, 1 },	{ op_recv_post, 10, 1 },
+	{ op_modify, 4, 1 },	{ op_query, 2, 1 },	{ op_recv_post, 10, 1 },
 	{ op_recv_complete, 5, 1 },			{ op_send, 12, 1 },
 	{ op_transfer, 6, 1 },
 	{ op_stream, 8, 1 },	{ op_stream_vs_peer, 2, 0 },

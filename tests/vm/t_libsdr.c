@@ -4,7 +4,7 @@
  * errno / NULL + errno), opening by name, GID or IPv4 address, the
  * "retry" answers before a message starts, stale handles, waiting,
  * completion routing between sdr_send_poll and sdr_poll_cq, flushes on
- * destroy, and the TCP blob exchange.
+ * destroy, the TCP blob exchange, sdr_query and the policy names.
  */
 #include <arpa/inet.h>
 
@@ -118,11 +118,16 @@ TEST(error_convention)
 	errno = 0;
 	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
 	EXPECT_EQ(errno, EOPNOTSUPP);
-	/* "auto" has no number in uapi/sdr.h: this module cannot take it. */
+	/* "auto" is defined in uapi/sdr.h, not run by this module yet. */
 	fa.policy = SDR_POLICY_AUTO;
 	errno = 0;
 	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
-	EXPECT_TRUE(errno == EOPNOTSUPP || errno == EINVAL);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	/* past the defined ids: EINVAL */
+	fa.policy = SDR_POLICY_NR;
+	errno = 0;
+	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
+	EXPECT_EQ(errno, EINVAL);
 	/* int calls: negative errno, and errno untouched. */
 	errno = 12345;
 	EXPECT_EQ(sdr_poll_cq(c, NULL, 1), -EINVAL);
@@ -350,8 +355,78 @@ TEST(exchange_tcp_loopback)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * sdr_query with and without a context: the kernel's answer (the same as
+ * the raw ioctl), and its policies are what flow creation and
+ * sdr_flow_set_policy take.
+ */
+TEST(query)
+{
+	struct sdr_flow_attr fa = { .max_msg_size = 4096, .max_msgs = 2 };
+	struct sdr_caps a, b;
+	struct sdr_query q;
+	struct sdr_flow *f, *g;
+	struct sdr_ctx *c;
+	char list[64];
+	uint32_t id;
+	int fd;
+
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing");
+	EXPECT_EQ(sdr_query(NULL, NULL), -EINVAL);
+	memset(&a, 0xa5, sizeof(a));
+	ASSERT_EQ(sdr_query(NULL, &a), 0);
+	fd = sdr_dev_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(raw_query(fd, &q), 0);
+	close(fd);
+	EXPECT_EQ(a.abi_version, q.abi_version);
+	EXPECT_EQ(a.abi_version, SDR_ABI_VERSION);
+	EXPECT_EQ(a.policy_nr, SDR_POLICY_NR);
+	EXPECT_EQ(a.policies, q.policies);
+	EXPECT_EQ(a.features, 0);
+	EXPECT_EQ(a.ec_max_k, q.ec_max_k);
+	EXPECT_EQ(a.ec_max_m, q.ec_max_m);
+	EXPECT_EQ(a.max_msg_size, q.max_msg_size);
+	EXPECT_EQ(a.max_msgs, q.max_msgs);
+	EXPECT_EQ(a.max_msgs, 1024);
+	for (id = 0; id < 4; id++)
+		EXPECT_EQ(a.reserved[id], 0);
+	/* this version: none, sr and ec */
+	EXPECT_EQ(sdr_policy_list(a.policies, ", ", list, sizeof(list)), 12);
+	EXPECT_EQ(strcmp(list, "none, sr, ec"), 0);
+
+	c = sdr_open(dev0(), NULL);
+	ASSERT_TRUE(c);
+	ASSERT_EQ(sdr_query(c, &b), 0);
+	EXPECT_EQ(memcmp(&a, &b, sizeof(a)), 0);
+	fa.policy = SDR_POLICY_NONE;
+	g = sdr_flow_create(c, &fa);
+	ASSERT_TRUE(g);
+	for (id = 0; id < SDR_POLICY_NR; id++) {
+		int run = !!(a.policies & (1ULL << id));
+		struct sdr_flow_props p;
+
+		fa.policy = id;
+		errno = 0;
+		f = sdr_flow_create(c, &fa);
+		EXPECT_EQ(f != NULL, run);
+		if (f) {
+			EXPECT_EQ(sdr_flow_props(f, &p), 0);
+			EXPECT_EQ(p.policy, id);
+			EXPECT_EQ(sdr_flow_destroy(f), 0);
+		} else {
+			EXPECT_EQ(errno, EOPNOTSUPP);
+		}
+		EXPECT_EQ(sdr_flow_set_policy(g, id), run ? 0 : -EOPNOTSUPP);
+	}
+	EXPECT_EQ(sdr_flow_set_policy(g, SDR_POLICY_NR), -EINVAL);
+	EXPECT_EQ(sdr_close(c), 0);
+}
+
 TEST(names)
 {
+	char buf[64];
 	uint32_t p;
 
 	EXPECT_EQ(strcmp(sdr_status_str(SDR_STATUS_PARTIAL), "partial"), 0);
@@ -361,6 +436,29 @@ TEST(names)
 	EXPECT_EQ(p, SDR_POLICY_ADAPTIVE);
 	EXPECT_EQ(sdr_policy_parse("auto", &p), 0);
 	EXPECT_EQ(p, SDR_POLICY_AUTO);
+	EXPECT_EQ(SDR_POLICY_AUTO, 4);
+	EXPECT_EQ(strcmp(sdr_policy_str(SDR_POLICY_AUTO), "auto"), 0);
+	EXPECT_EQ(strcmp(sdr_policy_str(SDR_POLICY_NR), "unknown"), 0);
+	/* every defined id has a name, which parses back to it */
+	for (uint32_t i = 0; i < SDR_POLICY_NR; i++) {
+		EXPECT_NE(strcmp(sdr_policy_str(i), "unknown"), 0);
+		EXPECT_EQ(sdr_policy_parse(sdr_policy_str(i), &p), 0);
+		EXPECT_EQ(p, i);
+	}
+	/* masks to lists, cut as snprintf cuts */
+	EXPECT_EQ(sdr_policy_list((1ULL << SDR_POLICY_NR) - 1, "|", buf, sizeof(buf)),
+		  (int)strlen("none|sr|ec|adaptive|auto"));
+	EXPECT_EQ(strcmp(buf, "none|sr|ec|adaptive|auto"), 0);
+	EXPECT_EQ(sdr_policy_list(1ULL << SDR_POLICY_EC | 1ULL << 40, ", ", buf,
+				  sizeof(buf)), 6);
+	EXPECT_EQ(strcmp(buf, "ec, 40"), 0);
+	EXPECT_EQ(sdr_policy_list(0, ",", buf, sizeof(buf)), 0);
+	EXPECT_EQ(buf[0], 0);
+	EXPECT_EQ(sdr_policy_list(7, ", ", buf, 7), 12);
+	EXPECT_EQ(strcmp(buf, "none, "), 0);
+	EXPECT_EQ(sdr_policy_list(7, ", ", NULL, 0), 12);
+	EXPECT_EQ(sdr_policy_list(7, NULL, buf, sizeof(buf)), -EINVAL);
+	EXPECT_EQ(sdr_policy_list(7, ",", NULL, 4), -EINVAL);
 	EXPECT_EQ(sdr_policy_parse("2", &p), 0);
 	EXPECT_EQ(p, SDR_POLICY_EC);
 	EXPECT_EQ(sdr_policy_parse("bogus", &p), -EINVAL);

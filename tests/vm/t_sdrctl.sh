@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# sdrctl against the live module: devices match sysfs, a running sdr_perf
-# pair shows up as flows with its pids and policy and moving counters,
-# defaults are range-checked by the kernel and restored, usage errors exit 2.
+# sdrctl against the live module: devices match sysfs, caps matches the
+# kernel's SDR_IOC_QUERY, a running sdr_perf pair shows up as flows with
+# its pids and policy and moving counters, a policy the module does not run
+# is refused naming those it runs (sdrctl and sdr_perf), defaults are
+# range-checked by the kernel and restored, usage errors exit 2.
 . "$(dirname "$0")/lib.sh"
 
-plan 16
+plan 21
 sdr_load
 ctl=$TOP/tools/sdrctl
 perf=$TOP/tools/sdr_perf
@@ -34,6 +36,23 @@ assert isinstance(d['nr_flows'], int)" "$devs"
 done
 check "dev -j -p: the same data, indented" \
 	py 'assert j == json.loads(sys.argv[2]) and "\n    " in sys.argv[2]' "$devs" "$("$ctl" -j -p dev)"
+
+# ---- caps: SDR_IOC_QUERY ----
+abi=$(sed -n 's/^#define SDR_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$TOP/uapi/sdr.h")
+caps=$("$ctl" -j caps)
+diag "caps: $caps"
+check "caps -j: ABI $abi, policies none sr ec, no features, the EC and flow limits" py "
+assert len(j) == 1, j
+c = j[0]
+assert c['abi_version'] == $abi and c['policy_nr'] == 5, c
+assert c['policies'] == ['none', 'sr', 'ec'] and c['features'] == [], c
+assert (c['ec_max_k'], c['ec_max_m']) == (64, 32), c
+assert (c['max_msg_size'], c['max_msgs']) == (1 << 30, 1024), c" "$caps"
+check "caps: the same on one line" test "$("$ctl" caps show)" = \
+	"sdr: abi_version $abi policies none,sr,ec policy_nr 5 features - ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
+runs=$(py 'print(", ".join(j[0]["policies"]))' "$caps")
+check "help: set flow offers the policies the module runs" \
+	grep -qF "sdrctl set flow DEV/ID policy ${runs//, /|}" <<<"$("$ctl" help)"
 
 # ---- flows during an sdr_perf run ----
 srv_out=$(mktemp)
@@ -65,6 +84,13 @@ stats=$("$ctl" -j stats -s dev rxe0)
 fid=$(sed -n "s|^rxe0/\([0-9]*\): pid $cpid .*|\1|p" <<<"$text")
 perr=$("$ctl" set flow "rxe0/$fid" policy bogus 2>&1)
 prc=$?
+# defined but not run: refused, naming what runs (the flow keeps none)
+aerr=$("$ctl" set flow "rxe0/$fid" policy adaptive 2>&1)
+arc=$?
+uerr=$("$ctl" set flow "rxe0/$fid" policy auto 2>&1)
+urc=$?
+"$ctl" set flow "rxe0/$fid" policy none
+nrc=$?
 pol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
 kill -INT "$cpid"
 diag "flows: $flows"
@@ -101,6 +127,13 @@ good=0
 	grep -qF "set flow rxe0/$fid policy bogus: Invalid argument" <<<"$perr" && good=1
 check "set flow rxe0/$fid policy bogus: exit 1, Invalid argument, policy kept" test $good = 1
 diag "set flow: rc $prc: $perr"
+good=0
+[ "$arc/$urc/$nrc" = 1/1/0 ] &&
+	grep -qF "set flow rxe0/$fid policy adaptive: Operation not supported (the loaded module does not run this policy; it runs $runs)" <<<"$aerr" &&
+	grep -qF "set flow rxe0/$fid policy auto: Operation not supported (the loaded module does not run this policy; it runs $runs)" <<<"$uerr" &&
+	good=1
+check "set flow policy adaptive, auto: exit 1, not run, names $runs; none: exit 0" test $good = 1
+diag "set flow adaptive: rc $arc: $aerr"
 wait "$cpid"
 crc=$?
 wait "$spid"
@@ -108,6 +141,24 @@ src=$?
 check "the sdr_perf pair exits 0" test "$crc/$src" = 0/0
 [ "$crc/$src" = 0/0 ] || { sed 's/^/# client: /' "$cli_out"; sed 's/^/# server: /' "$srv_out"; }
 check "flow -j: no flows left after the run" py 'assert j == [], j' "$("$ctl" -j flow)"
+
+# sdr_perf with a policy the module does not run: both sides exit 2, the
+# client names the policies its sdr.ko runs, the server says it was the
+# client's module.
+"$perf" -d rxe1 -q -p 18516 >"$srv_out" 2>&1 &
+spid=$!
+wait_listen 18516
+"$perf" -d rxe0 -q -p 18516 -P adaptive -n 1 198.18.0.2 >"$cli_out" 2>&1
+crc=$?
+wait "$spid"
+src=$?
+diag "sdr_perf -P adaptive: client rc $crc: $(cat "$cli_out"); server rc $src: $(cat "$srv_out")"
+good=0
+[ "$crc/$src" = 2/2 ] &&
+	grep -qF "sdr_perf: policy 'adaptive' is not supported by this sdr.ko (Operation not supported); it runs $runs" "$cli_out" &&
+	grep -qF "sdr_perf: client: policy 'adaptive' is not supported by its sdr.ko" "$srv_out" &&
+	good=1
+check "sdr_perf -P adaptive: both exit 2; the client names what its sdr.ko runs" test $good = 1
 rm -f "$srv_out" "$cli_out"
 
 # ---- defaults ----
@@ -138,5 +189,7 @@ check "set default: restored to $old" test "$(cat $p)" = "$old"
 rc1=$?
 "$ctl" set default none_idle_ms >/dev/null 2>&1
 rc2=$?
-check "unknown object and a missing VALUE exit 2" test "$rc1/$rc2" = 2/2
+"$ctl" caps bogus >/dev/null 2>&1
+rc3=$?
+check "unknown object, a missing VALUE and an extra word exit 2" test "$rc1/$rc2/$rc3" = 2/2/2
 done_testing

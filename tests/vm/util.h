@@ -175,6 +175,14 @@ static inline int raw_bind(int fd, const char *dev, uint32_t cq_entries,
 	return ret;
 }
 
+/* SDR_IOC_QUERY into @q (any context, bound or not). */
+static inline int raw_query(int fd, struct sdr_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	return ioctl(fd, SDR_IOC_QUERY, q);
+}
+
 static inline void flow_create_arg(struct sdr_flow_create *c, uint32_t policy,
 				   uint32_t max_msg_size, uint32_t max_msgs)
 {

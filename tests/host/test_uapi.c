@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fixed numbers of the /dev/sdr contract (uapi/sdr.h): each
+ * SDR_*_SIZE_V1 is the size version 1 of its struct was published with,
+ * which is where version 1's last field ends, however the struct grows;
+ * SDR_IOC_QUERY's layout; and one name per defined policy.  The kernel
+ * asserts the same sizes at build time (kernel/sdr_cdev.c).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "tap.h"
+#include "tests.h"
+#include "../../uapi/sdr.h"
+
+#define offsetofend(type, member) \
+	(offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* V1: the published number, the end of version 1, no more than the struct */
+#define V1(type, v1, last, published) do {				\
+	CHECK_EQ(v1, published);					\
+	CHECK_EQ(v1, offsetofend(struct type, last));			\
+	CHECK(sizeof(struct type) >= (v1));				\
+	CHECK_EQ(offsetof(struct type, size), 0);			\
+	CHECK_EQ(offsetof(struct type, flags), 4);			\
+} while (0)
+
+static void test_uapi_size_v1(void)
+{
+	V1(sdr_bind, SDR_BIND_SIZE_V1, ring, 144);
+	V1(sdr_flow_create, SDR_FLOW_CREATE_SIZE_V1, pkt_bitmap, 176);
+	V1(sdr_flow_connect, SDR_FLOW_CONNECT_SIZE_V1, peer, 88);
+	V1(sdr_flow_destroy, SDR_FLOW_DESTROY_SIZE_V1, __reserved, 16);
+	V1(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, __reserved, 112);
+	V1(sdr_recv_post, SDR_RECV_POST_SIZE_V1, user_data, 32);
+	V1(sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1, __reserved, 24);
+	V1(sdr_send_post, SDR_SEND_POST_SIZE_V1, __reserved, 56);
+	V1(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1, policy, 16);
+	V1(sdr_query, SDR_QUERY_SIZE_V1, __reserved, 80);
+	/* the structs inside them are fixed too */
+	CHECK_EQ(sizeof(struct sdr_endpoint), 72);
+	CHECK_EQ(sizeof(struct sdr_ring_offsets), 24);
+	CHECK_EQ(sizeof(struct sdr_cqe), 32);
+	CHECK_EQ(sizeof(struct sdr_recv_state), 64);
+}
+
+static void test_uapi_query_layout(void)
+{
+	CHECK_EQ(SDR_IOC_QUERY, _IO(SDR_IOC_MAGIC, 0x09));
+	CHECK_EQ(_IOC_NR(SDR_IOC_QUERY), _IOC_NR(SDR_IOC_FLOW_MODIFY) + 1);
+	CHECK_EQ(offsetof(struct sdr_query, abi_version), 8);
+	CHECK_EQ(offsetof(struct sdr_query, policy_nr), 12);
+	CHECK_EQ(offsetof(struct sdr_query, policies), 16);
+	CHECK_EQ(offsetof(struct sdr_query, features), 24);
+	CHECK_EQ(offsetof(struct sdr_query, ec_max_k), 32);
+	CHECK_EQ(offsetof(struct sdr_query, ec_max_m), 36);
+	CHECK_EQ(offsetof(struct sdr_query, max_msg_size), 40);
+	CHECK_EQ(offsetof(struct sdr_query, max_msgs), 44);
+	CHECK_EQ(offsetof(struct sdr_query, __reserved), 48);
+	CHECK_EQ(sizeof(struct sdr_query), 80);
+	CHECK_EQ(SDR_FEATURE_AUTH, 1);
+	CHECK_EQ(SDR_FEATURE_MULTIPATH, 2);
+}
+
+static void test_uapi_policy_names(void)
+{
+	static const char *const names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
+	static const char *const want[] = {
+		"none", "sr", "ec", "adaptive", "auto",
+	};
+	unsigned int i, j;
+
+	CHECK_EQ(SDR_POLICY_NR, 5);
+	CHECK_EQ(SDR_POLICY_AUTO, 4);
+	CHECK_EQ(sizeof(want) / sizeof(want[0]), SDR_POLICY_NR);
+	for (i = 0; i < SDR_POLICY_NR; i++) {
+		CHECK(names[i] && !strcmp(names[i], want[i]));
+		for (j = 0; j < i; j++)
+			CHECK(strcmp(names[i], names[j]));
+	}
+	/* 64 bits of sdr_query.policies */
+	CHECK(SDR_POLICY_NR <= 64);
+	CHECK(SDR_POLICY_DEFAULT >= SDR_POLICY_NR);
+}
+
+void test_uapi(void)
+{
+	TAP_RUN(test_uapi_size_v1);
+	TAP_RUN(test_uapi_query_layout);
+	TAP_RUN(test_uapi_policy_names);
+}
