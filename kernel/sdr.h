@@ -11,6 +11,7 @@
  *   sdr_devs_lock (mutex, sdr_dev.c)
  *     sdr_dev.rwsem (users vs. removal)
  *       sdr_ctx.lock (mutex)
+ *         sdr_flow.policy_mutex (readying a policy's state)
  *         sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
  *         sdr_dev.tx_lock (spinlock, _bh)
  *           sdr_flow.lock (spinlock, _bh)
@@ -362,6 +363,18 @@ struct sdr_flow {
 	struct hrtimer		rx_timer;	/* NONE idle completion */
 	bool			rx_timer_armed;
 
+	/*
+	 * Policies whose per-flow state exists (bit id; set under
+	 * policy_mutex and lock, read under either): this flow's own, the
+	 * peer's at connect, and one the peer switched to once its first
+	 * packet asked for it (policies_wanted, readied by policy_work).
+	 */
+	unsigned long		policies_ready;
+	unsigned long		policies_wanted;
+	struct mutex		policy_mutex;
+	struct work_struct	policy_work;
+	struct sdr_endpoint	peer_ep;	/* for a policy readied later */
+
 	/* the flow's timer, for every policy (sdr_flow_arm()) */
 	struct hrtimer		timer;
 	u64			timer_at;	/* its expiry, 0 if not armed */
@@ -375,7 +388,8 @@ struct sdr_flow {
 	u64			sr_data_ns;	/* last packet from the peer */
 	/* NONE: receive credits (sdr_credit.h), probed from the timer */
 	struct sdr_credit_tx	none_tx;
-	struct sdr_credit_rx	none_rx;	/* window: ours, from create */
+	struct sdr_credit_rx	none_rx;	/* once NONE is ready */
+	u32			none_window;	/* ours, from create: the endpoint says it */
 	struct list_head	ec_jobs;	/* EC: submessages to decode */
 	struct work_struct	ec_work;	/* ... by sdr_eck_decode_work() */
 

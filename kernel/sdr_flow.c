@@ -43,6 +43,7 @@ static_assert(sizeof(struct sdr_recv_state) == SDR_STATE_HDR);
  */
 static enum hrtimer_restart sdr_flow_timer(struct hrtimer *timer);
 static void sdr_flow_finish_tx(struct sdr_flow *flow);
+static void sdr_flow_policy_work(struct work_struct *work);
 
 static void sdr_flow_free_work(struct work_struct *work)
 {
@@ -62,12 +63,102 @@ static void sdr_flow_free_work(struct work_struct *work)
 		spin_unlock_bh(&flow->lock);
 	}
 	sdr_for_each_policy(ops, i)
-		if (ops->flow_free)
+		if (test_bit(ops->id, &flow->policies_ready) && ops->flow_free)
 			ops->flow_free(flow);
 	kfree(flow->slots);
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
 	kfree_rcu(flow, rcu);
+}
+
+/*
+ * Ready @ops on @flow (may sleep): its per-flow state made, after its
+ * base's, then the receives already posted and the connection given to
+ * it as if it had been ready all along.  A flow readies its own policy
+ * at creation and each it switches to, the peer's at connect, and one
+ * the peer switched to once a packet asked for it (sdr_flow_want_policy()).
+ */
+static int sdr_flow_ready_one(struct sdr_flow *flow,
+			      const struct sdr_policy_ops *ops)
+{
+	struct sdr_ctrlq q = { .n = 0 };
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&flow->policy_mutex);
+	if (test_bit(ops->id, &flow->policies_ready))
+		return 0;
+	if (ops->base) {
+		ret = sdr_flow_ready_one(flow, ops->base);
+		if (ret)
+			return ret;
+	}
+	ret = ops->flow_init(flow);
+	if (ret)
+		return ret;
+	spin_lock_bh(&flow->lock);
+	if (ops->rx_post)
+		for (i = 0; i < flow->max_msgs; i++)
+			if (flow->slots[i].state == SDR_RECV_POSTED)
+				ops->rx_post(flow, i, &q);
+	if (ops->connect && flow->state == SDR_FLOW_CONNECTED && !flow->dead)
+		ops->connect(flow, &flow->peer_ep, &q);
+	set_bit(ops->id, &flow->policies_ready);
+	spin_unlock_bh(&flow->lock);
+	sdr_ctrlq_send(flow, &q);
+	return 0;
+}
+
+static int sdr_flow_ready_policy(struct sdr_flow *flow,
+				 const struct sdr_policy_ops *ops)
+{
+	int ret;
+
+	mutex_lock(&flow->policy_mutex);
+	ret = sdr_flow_ready_one(flow, ops);
+	mutex_unlock(&flow->policy_mutex);
+	return ret;
+}
+
+/* Ready what packets of the peer asked for (process context). */
+static void sdr_flow_policy_work(struct work_struct *work)
+{
+	struct sdr_flow *flow = container_of(work, struct sdr_flow,
+					     policy_work);
+	const struct sdr_policy_ops *ops;
+	unsigned long want;
+	u32 i;
+
+	spin_lock_bh(&flow->lock);
+	want = flow->dead ? 0 : flow->policies_wanted;
+	flow->policies_wanted = 0;
+	spin_unlock_bh(&flow->lock);
+	sdr_for_each_policy(ops, i)
+		if (test_bit(ops->id, &want) &&
+		    sdr_flow_ready_policy(flow, ops))
+			pr_info_ratelimited("flow %u: no memory for policy %s\n",
+					    flow->id, sdr_policy_name(ops->id));
+	sdr_flow_put(flow);
+}
+
+/*
+ * A packet of a policy not ready on @flow (flow->lock held): the peer
+ * switched to it.  Ready it from process context; meanwhile the packet is
+ * refused as if no receive were posted (an RNR where the policy answers
+ * one, so an SR sender backs off and sends again).
+ */
+static int sdr_flow_want_policy(struct sdr_flow *flow,
+				const struct sdr_policy_ops *ops,
+				const struct sdr_pkt *pkt, struct sdr_ctrlq *q)
+{
+	lockdep_assert_held(&flow->lock);
+	__set_bit(ops->id, &flow->policies_wanted);
+	sdr_flow_get(flow);
+	if (!queue_work(sdr_wq, &flow->policy_work))
+		sdr_flow_put(flow);
+	if (pkt && ops->rx_unmatched)
+		ops->rx_unmatched(flow, pkt, 0, q);
+	return SDR_DROP_NO_RECV;
 }
 
 static u64 sdr_cookie(u32 flow_id, u32 area)
@@ -129,9 +220,8 @@ static int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
 
 int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 {
-	const struct sdr_policy_ops *ops;
 	struct sdr_dev *sdev = ctx->sdev;
-	u32 ppc, npkts, nchunks, id, i;
+	u32 ppc, npkts, nchunks, id;
 	struct sdr_endpoint *ep;
 	struct sdr_flow *flow;
 	union ib_gid gid;
@@ -152,6 +242,8 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	INIT_LIST_HEAD(&flow->tx_msgs);
 	INIT_LIST_HEAD(&flow->tx_node);
 	INIT_WORK(&flow->free_work, sdr_flow_free_work);
+	INIT_WORK(&flow->policy_work, sdr_flow_policy_work);
+	mutex_init(&flow->policy_mutex);
 	hrtimer_init(&flow->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	flow->timer.function = sdr_flow_timer;
 	kref_get(&sdev->ref);
@@ -167,6 +259,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->max_msg_size = arg->max_msg_size;
 	flow->max_msgs = arg->max_msgs;
 	flow->dead_ns = (u64)READ_ONCE(sdr_dead_ms) * NSEC_PER_MSEC;
+	flow->none_window = READ_ONCE(sdr_none_window);
 
 	npkts = sdr_msg_npkts(arg->max_msg_size, flow->payload);
 	nchunks = sdr_msg_nchunks(npkts, ppc);
@@ -191,12 +284,10 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	if (!flow->slots || !flow->recv_region || !flow->send_region ||
 	    !flow->state_area)
 		goto err_put;
-	/* every policy: the peer may switch to any of them live */
-	sdr_for_each_policy(ops, i) {
-		ret = ops->flow_init(flow);
-		if (ret)
-			goto err_put;
-	}
+	sdr_flow_engine_init(flow);
+	ret = sdr_flow_ready_policy(flow, sdr_policy_get(arg->policy));
+	if (ret)
+		goto err_put;
 
 	ret = sdr_dev_query_gid(sdev, &gid, NULL);
 	if (ret)
@@ -231,7 +322,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ep->token_lo = sdr_ep_put((u32)flow->token);
 	ep->token_hi = sdr_ep_put((u32)(flow->token >> 32));
 	ep->seq0 = sdr_ep_put(flow->tx_next_seq);
-	ep->none_window = sdr_ep_put(flow->none_rx.window);
+	ep->none_window = sdr_ep_put(flow->none_window);
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -298,7 +389,7 @@ struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 {
 	const struct sdr_endpoint *p = &arg->peer;
-	const struct sdr_policy_ops *ops;
+	const struct sdr_policy_ops *ops, *peer_ops;
 	struct sdr_dev *sdev = ctx->sdev;
 	struct rdma_ah_attr ah_attr = {};
 	struct sdr_ctrlq q = { .n = 0 };
@@ -327,6 +418,13 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    sdr_ep_get(p->none_window) > SDR_CREDIT_WIN_MAX)
 		return -EINVAL;
 
+	/* what the peer sends first: its own policy's packets */
+	peer_ops = sdr_policy_get(sdr_ep_get(p->policy));
+	if (peer_ops) {
+		ret = sdr_flow_ready_policy(flow, peer_ops);
+		if (ret)
+			return ret;
+	}
 	ret = sdr_dev_query_gid(sdev, &gid, &sgid_index);
 	if (ret)
 		return ret;
@@ -351,11 +449,12 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->rx_seq0 = sdr_ep_get(p->seq0);
 	flow->rx_next_post = flow->rx_seq0;
 	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
+	flow->peer_ep = *p;
 	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
 	flow->state = SDR_FLOW_CONNECTED;
 	flow->sr_heard_ns = ktime_get_ns();
 	sdr_for_each_policy(ops, i)
-		if (ops->connect)
+		if (test_bit(ops->id, &flow->policies_ready) && ops->connect)
 			ops->connect(flow, p, &q);
 	spin_unlock_bh(&flow->lock);
 	sdr_ctrlq_send(flow, &q);
@@ -404,7 +503,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	arg->seq = seq;
 	arg->gen = st->gen;
 	sdr_for_each_policy(ops, i)
-		if (ops->rx_post)
+		if (test_bit(ops->id, &flow->policies_ready) && ops->rx_post)
 			ops->rx_post(flow, idx, &q);
 	ret = 0;
 out_unlock:
@@ -485,6 +584,8 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	lockdep_assert_held(&flow->lock);
 	if (!ops)
 		return SDR_DROP_POLICY;
+	if (!test_bit(ops->id, &flow->policies_ready))
+		return sdr_flow_want_policy(flow, ops, pkt, q);
 	if (ops->rx_accept) {
 		reason = ops->rx_accept(flow, pkt, q);
 		if (reason)
@@ -557,8 +658,12 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 	default:
 		/* ACK, NACK, RNR, CREDIT, PROBE: for the policy they name */
 		ops = sdr_policy_get(pkt->policy);
-		drop = ops && ops->rx_ctrl ?
-		       ops->rx_ctrl(flow, pkt, payload, &q) : SDR_DROP_POLICY;
+		if (!ops || !ops->rx_ctrl)
+			drop = SDR_DROP_POLICY;
+		else if (!test_bit(ops->id, &flow->policies_ready))
+			drop = sdr_flow_want_policy(flow, ops, NULL, &q);
+		else
+			drop = ops->rx_ctrl(flow, pkt, payload, &q);
 		sdr_flow_finish_tx(flow);
 		kick = true;
 		break;
@@ -863,8 +968,10 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 	sdr_flow_flush_tx(flow, status);
 	spin_unlock(&flow->lock);
 	spin_unlock_bh(&sdev->tx_lock);
+	if (cancel_work_sync(&flow->policy_work))
+		sdr_flow_put(flow);	/* the reference the queued work held */
 	sdr_for_each_policy(ops, i)
-		if (ops->flow_stop)
+		if (test_bit(ops->id, &flow->policies_ready) && ops->flow_stop)
 			ops->flow_stop(flow);
 	hrtimer_cancel(&flow->timer);
 }
@@ -1016,10 +1123,15 @@ int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
 {
 	const struct sdr_policy_ops *ops = sdr_policy_get(policy), *old;
 
+	int ret;
+
 	if (policy >= SDR_POLICY_NR)
 		return -EINVAL;
 	if (!ops)
 		return -EOPNOTSUPP;
+	ret = sdr_flow_ready_policy(flow, ops);
+	if (ret)
+		return ret;
 	spin_lock_bh(&flow->lock);
 	old = sdr_policy_get(flow->policy);
 	if (old != ops) {
@@ -1059,7 +1171,8 @@ static enum hrtimer_restart sdr_flow_timer(struct hrtimer *timer)
 		if (msg->ops->tx_poll && msg->ops->tx_poll(flow, msg, now))
 			dead_peer = true;
 	sdr_for_each_policy(ops, i)
-		if (ops->flow_timer && ops->flow_timer(flow, now, &q))
+		if (test_bit(ops->id, &flow->policies_ready) &&
+		    ops->flow_timer && ops->flow_timer(flow, now, &q))
 			dead_peer = true;
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];

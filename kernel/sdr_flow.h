@@ -59,16 +59,19 @@ struct sdr_parity_ops {
  * All run under flow->lock unless "may sleep" says otherwise.
  */
 struct sdr_policy_ops {
-	const char	*name;
 	u32		id;		/* SDR_POLICY_*, also on the wire */
 	u32		features;	/* SDR_PF_* */
 	const struct sdr_parity_ops *parity;	/* optional */
+	const struct sdr_policy_ops *base;	/* readied first (optional) */
 
 	/*
-	 * Per-flow state.  A flow can receive whatever policy its peer
-	 * switches to, so every policy's flow_init runs at creation (may
-	 * sleep) and its flow_free at the end (no lock, no packet can come).
-	 * flow_stop: the flow is shut down, stop timers and work (optional).
+	 * Per-flow state, made only for the policies a flow uses: flow_init
+	 * (may sleep) runs when the flow readies the policy (its own at
+	 * creation or on a switch, the peer's at connect or at its first
+	 * packet), after its base's; the other hooks run only on a flow
+	 * where it is ready.  flow_free at the end (no lock, no packet can
+	 * come); flow_stop when the flow shuts down: stop timers and work
+	 * (optional).
 	 */
 	int	(*flow_init)(struct sdr_flow *flow);
 	void	(*flow_stop)(struct sdr_flow *flow);
@@ -125,6 +128,7 @@ struct sdr_policy_ops {
 
 /* sdr_policy.c: the policies this kernel runs */
 const struct sdr_policy_ops *sdr_policy_get(u32 id);
+const char *sdr_policy_name(u32 id);
 const struct sdr_policy_ops *sdr_policy_iter(u32 *i);
 
 /* each policy this kernel runs, in id order; @i is a u32 cursor */
@@ -153,6 +157,7 @@ void sdr_flow_flush_rx(struct sdr_flow *flow, u8 status);
 void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status);
 void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg);
 void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns);
+void sdr_flow_engine_init(struct sdr_flow *flow);
 struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 			       u32 seq);
 /* No lock held: sends what @q holds to the flow's peer. */

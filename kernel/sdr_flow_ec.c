@@ -31,12 +31,12 @@
 static void sdr_eck_decode_work(struct work_struct *work);
 static void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g);
 
-/* EC runs on SR's flow state, and has a decode queue of its own. */
+/* EC runs on SR's flow state (its base), and has a decode queue. */
 static int sdr_eck_flow_init(struct sdr_flow *flow)
 {
 	INIT_LIST_HEAD(&flow->ec_jobs);
 	INIT_WORK(&flow->ec_work, sdr_eck_decode_work);
-	return sdr_srk_flow_init(flow);
+	return 0;
 }
 
 /*
@@ -371,10 +371,10 @@ static const struct sdr_parity_ops sdr_ec_parity = {
 };
 
 const struct sdr_policy_ops sdr_ec_ops = {
-	.name		= "ec",
 	.id		= SDR_POLICY_EC,
 	.features	= SDR_PF_ACKED | SDR_PF_PARITY,
 	.parity		= &sdr_ec_parity,
+	.base		= &sdr_sr_ops,
 	.flow_init	= sdr_eck_flow_init,
 	.flow_stop	= sdr_eck_flow_stop,
 	.tx_init	= sdr_srk_tx_init,

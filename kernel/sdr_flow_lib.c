@@ -375,3 +375,33 @@ struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 	c->len = 0;
 	return c;
 }
+
+/*
+ * The engine's per-flow state (sdr_sr_flow: its configuration from the
+ * module parameters, the RTT estimator, the counters): small, and every
+ * flow has it, whatever its policies (NONE's probes time by its RTO).
+ */
+void sdr_flow_engine_init(struct sdr_flow *flow)
+{
+	struct sdr_sr_cfg cfg;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = flow->payload;
+	cfg.pkts_per_chunk = flow->pkts_per_chunk;
+	cfg.max_inflight = READ_ONCE(sdr_max_inflight);
+	cfg.alpha_pct = READ_ONCE(sdr_alpha_pct);
+	cfg.rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
+	cfg.rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
+	cfg.rto_max_ns = (u64)READ_ONCE(sdr_rto_max_us) * NSEC_PER_USEC;
+	cfg.dead_ns = flow->dead_ns;
+	cfg.ack_every = READ_ONCE(sdr_ack_every);
+	cfg.ack_delay_ns = (u64)READ_ONCE(sdr_ack_delay_us) * NSEC_PER_USEC;
+	/* Explicit: a receiver that never sends has no RTT estimate. */
+	cfg.reorder_ns = (u64)READ_ONCE(sdr_reorder_us) * NSEC_PER_USEC;
+	cfg.nack_interval_ns = (u64)READ_ONCE(sdr_nack_interval_us) *
+			       NSEC_PER_USEC;
+	cfg.ec_beta_pct = READ_ONCE(sdr_ec_beta_pct);
+	if (cfg.rto_min_ns > cfg.rto_max_ns)
+		cfg.rto_min_ns = cfg.rto_max_ns;
+	sdr_sr_flow_init(&flow->sr, &cfg);
+}

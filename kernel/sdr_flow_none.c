@@ -232,7 +232,7 @@ static int sdr_none_flow_init(struct sdr_flow *flow)
 {
 	hrtimer_init(&flow->rx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	flow->rx_timer.function = sdr_none_rx_timer;
-	sdr_credit_rx_init(&flow->none_rx, READ_ONCE(sdr_none_window));
+	sdr_credit_rx_init(&flow->none_rx, flow->none_window);
 	return 0;
 }
 
@@ -368,7 +368,6 @@ static int sdr_none_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 }
 
 const struct sdr_policy_ops sdr_none_ops = {
-	.name		= "none",
 	.id		= SDR_POLICY_NONE,
 	.flow_init	= sdr_none_flow_init,
 	.flow_stop	= sdr_none_flow_stop,

@@ -24,41 +24,10 @@
 #include "sdr_flow.h"
 #include "sdr_trace.h"
 
-static void sdr_srk_cfg(struct sdr_flow *flow)
-{
-	struct sdr_sr_cfg cfg;
 
-	sdr_sr_cfg_default(&cfg);
-	cfg.pay = flow->payload;
-	cfg.pkts_per_chunk = flow->pkts_per_chunk;
-	cfg.max_inflight = READ_ONCE(sdr_max_inflight);
-	cfg.alpha_pct = READ_ONCE(sdr_alpha_pct);
-	cfg.rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
-	cfg.rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
-	cfg.rto_max_ns = (u64)READ_ONCE(sdr_rto_max_us) * NSEC_PER_USEC;
-	cfg.dead_ns = flow->dead_ns;
-	cfg.ack_every = READ_ONCE(sdr_ack_every);
-	cfg.ack_delay_ns = (u64)READ_ONCE(sdr_ack_delay_us) * NSEC_PER_USEC;
-	/* Explicit: a receiver that never sends has no RTT estimate. */
-	cfg.reorder_ns = (u64)READ_ONCE(sdr_reorder_us) * NSEC_PER_USEC;
-	cfg.nack_interval_ns = (u64)READ_ONCE(sdr_nack_interval_us) *
-			       NSEC_PER_USEC;
-	cfg.ec_beta_pct = READ_ONCE(sdr_ec_beta_pct);
-	if (cfg.rto_min_ns > cfg.rto_max_ns)
-		cfg.rto_min_ns = cfg.rto_max_ns;
-	sdr_sr_flow_init(&flow->sr, &cfg);
-}
-
-/*
- * The engine's state shared by the flow's SR and EC messages, and one
- * receive map per slot: every flow has them, as its peer may switch to SR
- * or EC.  May sleep.
- */
+/* One receive map per slot, for SR and EC messages.  May sleep. */
 int sdr_srk_flow_init(struct sdr_flow *flow)
 {
-	if (flow->sr_rx_mem)
-		return 0;
-	sdr_srk_cfg(flow);
 	flow->sr_rx_size = ALIGN(sdr_sr_rx_size(flow->max_msg_size,
 						flow->payload), 8);
 	flow->sr_rx_mem = kvcalloc(flow->max_msgs, flow->sr_rx_size,
@@ -413,7 +382,6 @@ bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
 }
 
 const struct sdr_policy_ops sdr_sr_ops = {
-	.name		= "sr",
 	.id		= SDR_POLICY_SR,
 	.features	= SDR_PF_ACKED,
 	.flow_init	= sdr_srk_flow_init,

@@ -13,6 +13,15 @@ static const struct sdr_policy_ops * const sdr_policies[] = {
 	[SDR_POLICY_EC]		= &sdr_ec_ops,
 };
 
+static const char * const sdr_policy_names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
+
+/* The name of policy @id (uapi's SDR_POLICY_NAMES), or "?". */
+const char *sdr_policy_name(u32 id)
+{
+	return id < SDR_POLICY_NR && sdr_policy_names[id] ?
+	       sdr_policy_names[id] : "?";
+}
+
 /* The policy with id @id, or NULL if this kernel does not run it. */
 const struct sdr_policy_ops *sdr_policy_get(u32 id)
 {

@@ -286,6 +286,23 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute sdr_fa_policy = __ATTR_RW(policy);
 
+/* The policies whose per-flow state the flow made, in id order. */
+static ssize_t policies_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	unsigned long ready = READ_ONCE(flow->policies_ready);
+	ssize_t n = 0;
+	u32 id;
+
+	for (id = 0; id < SDR_POLICY_NR; id++)
+		if (test_bit(id, &ready))
+			n += sysfs_emit_at(buf, n, "%s%s", n ? " " : "",
+					   sdr_policy_names[id]);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+static struct kobj_attribute sdr_fa_policies = __ATTR_RO(policies);
+
 static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
@@ -316,6 +333,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_owner_pid.attr.attr,
 	&sdr_fa_owner_uid.attr.attr,
 	&sdr_fa_policy.attr,
+	&sdr_fa_policies.attr,
 	&sdr_fa_state.attr,
 	&sdr_fa_peer.attr,
 	&sdr_fa_mtu.attr.attr,

@@ -490,11 +490,56 @@ TEST_F_T(pair, random_1000_region, 900)
  * messages while up to max_msgs are in flight: every message still
  * arrives whole and intact.
  */
+/* flows/<id>/policies of @fl on @dev: the policies whose state it made */
+static void flow_policies(struct sdr_flow *fl, const char *dev, char *out,
+			  size_t n)
+{
+	struct sdr_flow_info fi;
+	char path[256];
+	FILE *f;
+
+	out[0] = 0;
+	memset(&fi, 0, sizeof(fi));
+	if (sdr_flow_info(fl, &fi))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/policies",
+		 dev, fi.flow_id);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(out, (int)n, f))
+		out[0] = 0;
+	out[strcspn(out, "\n")] = 0;
+	fclose(f);
+}
+
+/*
+ * A flow makes only its policies' state: NONE flows have none of SR's
+ * (receive maps) or EC's; the sender's switches make them on its side,
+ * the first SR and EC packets on the receiver's (refused until then,
+ * with an RNR, and sent again).
+ */
 TEST_F_T(pair, policy_switch_live_200, 300)
 {
+	/* the SR netem boots start the flows with SR (SDR_TEST_POLICY) */
+	int none = !getenv("SDR_TEST_POLICY");
+	char ps[64], pr[64];
+
+	flow_policies(self->fs, dev0(), ps, sizeof(ps));
+	flow_policies(self->fr, dev1(), pr, sizeof(pr));
+	TH_LOG("policies before: sender '%s', receiver '%s'", ps, pr);
+	if (none) {
+		EXPECT_EQ(strcmp(ps, "none"), 0);
+		EXPECT_EQ(strcmp(pr, "none"), 0);
+	}
 	switch_every = 7;
 	transfer(self, 200, size_medium, M_REGION);
 	switch_every = 0;
+	flow_policies(self->fs, dev0(), ps, sizeof(ps));
+	flow_policies(self->fr, dev1(), pr, sizeof(pr));
+	TH_LOG("policies after: sender '%s', receiver '%s'", ps, pr);
+	EXPECT_EQ(strcmp(ps, "none sr ec"), 0);
+	EXPECT_EQ(strcmp(pr, "none sr ec"), 0);
 }
 
 /*
@@ -699,7 +744,10 @@ TEST(ec_extreme_geometry)
 
 	ASSERT_EQ(set_param("ec_k", 1), 0);
 	ASSERT_EQ(set_param("ec_m", 32), 0);
-	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
+	got = flow_pair(&fa, &cs, &cr, &fs, &fr);
+	if (got)
+		TH_LOG("flow_pair: %s", strerror(errno));
+	ASSERT_EQ(got, 0);
 	EXPECT_EQ(sdr_send_post(fs, 0, 128 << 20, 0, 1, &seq), -ENOMEM);
 
 	random_fill(sdr_send_slot(fs, 0), len, SEED);

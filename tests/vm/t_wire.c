@@ -212,6 +212,12 @@ FIXTURE_SETUP(wire)
 	fake.qpn = self->raw.qp->qp_num;
 	fake.flow_id = FAKE_FLOW;
 	fake.seq0 = 0;		/* our messages are numbered from 0 */
+	/*
+	 * A peer of policy EC: the flow readies EC and SR (its base) at
+	 * connect, as for a real one, so their first forged packets are
+	 * judged, not refused while the policy is readied.
+	 */
+	fake.policy = SDR_POLICY_EC;
 	{
 		struct sdr_ctx *c0 = sdr_open(dev0(), NULL);
 		struct sdr_flow *f0;
