@@ -124,6 +124,14 @@ struct sdr_policy_ops {
 	/* the flow's timer, once per policy: true if the peer is dead (optional) */
 	bool	(*flow_timer)(struct sdr_flow *flow, u64 now,
 			      struct sdr_ctrlq *q);
+
+	/*
+	 * What it shows of a flow (optional): flows/<id>/<policy>/<name>
+	 * in sysfs, and sdrctl flow show.  @stats names them, NULL ended;
+	 * stat(flow, i) reads the i-th (flow->lock held, policy ready).
+	 */
+	const char * const *stats;
+	u64	(*stat)(struct sdr_flow *flow, u32 i);
 };
 
 /* sdr_policy.c: the policies this kernel runs */

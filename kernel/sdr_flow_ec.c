@@ -370,6 +370,27 @@ static const struct sdr_parity_ops sdr_ec_parity = {
 	.rx_queue_decode	= sdr_eck_rx_queue_decode,
 };
 
+static const char * const sdr_eck_stats[] = {
+	"k", "m", "parity_sent", "parity_received", "pkts_recovered",
+	"decodes", NULL,
+};
+
+/* k and m of messages posted from now on, and the engine's EC counters. */
+static u64 sdr_eck_stat(struct sdr_flow *flow, u32 i)
+{
+	const struct sdr_sr_stats *st = &flow->sr.st;
+
+	switch (i) {
+	case 0: return READ_ONCE(sdr_ec_k);
+	case 1: return READ_ONCE(sdr_ec_m);
+	case 2: return st->parity_tx;
+	case 3: return st->parity_rx;
+	case 4: return st->ec_recovered;
+	case 5: return st->ec_decodes;
+	}
+	return 0;
+}
+
 const struct sdr_policy_ops sdr_ec_ops = {
 	.id		= SDR_POLICY_EC,
 	.features	= SDR_PF_ACKED | SDR_PF_PARITY,
@@ -390,4 +411,6 @@ const struct sdr_policy_ops sdr_ec_ops = {
 	.rx_abandon	= sdr_srk_rx_abandon,
 	.rx_release	= sdr_eck_rx_release,
 	.rx_poll	= sdr_srk_rx_poll,
+	.stats		= sdr_eck_stats,
+	.stat		= sdr_eck_stat,
 };

@@ -367,6 +367,21 @@ static int sdr_none_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	return SDR_DROP_POLICY;
 }
 
+static const char * const sdr_none_stats[] = {
+	"window", "credit_waits", "probes_tx", "credits_tx", NULL,
+};
+
+static u64 sdr_none_stat(struct sdr_flow *flow, u32 i)
+{
+	switch (i) {
+	case 0: return flow->none_rx.window;	/* granted to the peer */
+	case 1: return flow->none_tx.waits;	/* our sends that waited */
+	case 2: return flow->none_tx.probes;
+	case 3: return flow->none_rx.grants;
+	}
+	return 0;
+}
+
 const struct sdr_policy_ops sdr_none_ops = {
 	.id		= SDR_POLICY_NONE,
 	.flow_init	= sdr_none_flow_init,
@@ -380,4 +395,6 @@ const struct sdr_policy_ops sdr_none_ops = {
 	.rx_data	= sdr_none_rx_data,
 	.rx_ctrl	= sdr_none_rx_ctrl,
 	.flow_timer	= sdr_none_flow_timer,
+	.stats		= sdr_none_stats,
+	.stat		= sdr_none_stat,
 };

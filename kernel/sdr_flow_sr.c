@@ -381,6 +381,31 @@ bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
 	return false;
 }
 
+static const char * const sdr_srk_stats[] = {
+	"retransmits", "timeouts", "spurious_retx", "acks_tx", "acks_rx",
+	"nacks_tx", "nacks_rx", "rnr_rx", "srtt_us", "rto_us", NULL,
+};
+
+/* The engine's counters of the flow's SR and EC messages, and its RTT. */
+static u64 sdr_srk_stat(struct sdr_flow *flow, u32 i)
+{
+	const struct sdr_sr_stats *st = &flow->sr.st;
+
+	switch (i) {
+	case 0: return st->retx_pkts;
+	case 1: return st->timeouts;
+	case 2: return st->spurious;
+	case 3: return st->acks_tx;
+	case 4: return st->acks_rx;
+	case 5: return st->nacks_tx;
+	case 6: return st->nacks_rx;
+	case 7: return st->rnr_rx;
+	case 8: return div_u64(flow->sr.rtt.srtt_ns, NSEC_PER_USEC);
+	case 9: return div_u64(sdr_rtt_rto(&flow->sr.rtt), NSEC_PER_USEC);
+	}
+	return 0;
+}
+
 const struct sdr_policy_ops sdr_sr_ops = {
 	.id		= SDR_POLICY_SR,
 	.features	= SDR_PF_ACKED,
@@ -398,4 +423,6 @@ const struct sdr_policy_ops sdr_sr_ops = {
 	.rx_ctrl	= sdr_srk_rx_ctrl,
 	.rx_abandon	= sdr_srk_rx_abandon,
 	.rx_poll	= sdr_srk_rx_poll,
+	.stats		= sdr_srk_stats,
+	.stat		= sdr_srk_stat,
 };

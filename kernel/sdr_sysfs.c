@@ -10,6 +10,7 @@
 #include <linux/string.h>
 
 #include "sdr.h"
+#include "sdr_flow.h"
 #include "sdr_stats.h"
 
 static struct class *sdr_class;
@@ -427,12 +428,96 @@ static const struct attribute_group sdr_flow_drop_group = {
 	.attrs = sdr_flow_drop_list,
 };
 
-static const struct attribute_group *sdr_flow_groups[] = {
-	&sdr_flow_group,
-	&sdr_flow_counter_group,
-	&sdr_flow_drop_group,
-	NULL,
+/*
+ * flows/<id>/<policy>/<name>: what each policy this module runs shows of
+ * the flow (struct sdr_policy_ops.stats), 0 until the flow readied it.
+ * The groups are built at init from the policy table.
+ */
+struct sdr_pstat_attr {
+	struct kobj_attribute		attr;
+	const struct sdr_policy_ops	*ops;
+	u32				idx;
 };
+
+static ssize_t sdr_pstat_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
+{
+	struct sdr_pstat_attr *pa = container_of(attr, struct sdr_pstat_attr,
+						 attr);
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	u64 v = 0;
+
+	spin_lock_bh(&flow->lock);
+	if (test_bit(pa->ops->id, &flow->policies_ready))
+		v = pa->ops->stat(flow, pa->idx);
+	spin_unlock_bh(&flow->lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+/* the fixed groups, then one per policy with stats, then NULL */
+#define SDR_FLOW_FIXED_GROUPS	3
+static const struct attribute_group **sdr_flow_groups;
+static struct attribute_group *sdr_pstat_groups;
+static struct sdr_pstat_attr *sdr_pstat_attrs;
+static struct attribute **sdr_pstat_lists;
+
+static void sdr_pstat_free(void)
+{
+	kfree(sdr_flow_groups);
+	kfree(sdr_pstat_groups);
+	kfree(sdr_pstat_attrs);
+	kfree(sdr_pstat_lists);
+}
+
+static int sdr_pstat_init(void)
+{
+	const struct sdr_policy_ops *ops;
+	u32 i, j, ngroups = 0, nattrs = 0, g = 0, a = 0;
+
+	sdr_for_each_policy(ops, i) {
+		for (j = 0; ops->stats && ops->stats[j]; j++)
+			nattrs++;
+		if (j)
+			ngroups++;
+	}
+	sdr_flow_groups = kcalloc(SDR_FLOW_FIXED_GROUPS + ngroups + 1,
+				  sizeof(*sdr_flow_groups), GFP_KERNEL);
+	sdr_pstat_groups = kcalloc(ngroups, sizeof(*sdr_pstat_groups),
+				   GFP_KERNEL);
+	sdr_pstat_attrs = kcalloc(nattrs, sizeof(*sdr_pstat_attrs), GFP_KERNEL);
+	sdr_pstat_lists = kcalloc(nattrs + ngroups, sizeof(*sdr_pstat_lists),
+				  GFP_KERNEL);
+	if (!sdr_flow_groups || (ngroups && (!sdr_pstat_groups ||
+	    !sdr_pstat_attrs || !sdr_pstat_lists))) {
+		sdr_pstat_free();
+		return -ENOMEM;
+	}
+	sdr_flow_groups[0] = &sdr_flow_group;
+	sdr_flow_groups[1] = &sdr_flow_counter_group;
+	sdr_flow_groups[2] = &sdr_flow_drop_group;
+	sdr_for_each_policy(ops, i) {
+		struct attribute **list = &sdr_pstat_lists[a + g];
+
+		if (!ops->stats || !ops->stats[0])
+			continue;
+		for (j = 0; ops->stats[j]; j++, a++) {
+			struct sdr_pstat_attr *pa = &sdr_pstat_attrs[a];
+
+			sysfs_attr_init(&pa->attr.attr);
+			pa->attr.attr.name = ops->stats[j];
+			pa->attr.attr.mode = 0444;
+			pa->attr.show = sdr_pstat_show;
+			pa->ops = ops;
+			pa->idx = j;
+			list[j] = &pa->attr.attr;
+		}
+		sdr_pstat_groups[g].name = sdr_policy_name(ops->id);
+		sdr_pstat_groups[g].attrs = list;
+		sdr_flow_groups[SDR_FLOW_FIXED_GROUPS + g] = &sdr_pstat_groups[g];
+		g++;
+	}
+	return 0;
+}
 
 static void sdr_flow_kobj_release(struct kobject *kobj)
 {
@@ -446,7 +531,7 @@ static void sdr_flow_kobj_release(struct kobject *kobj)
 static struct kobj_type sdr_flow_ktype = {
 	.release	= sdr_flow_kobj_release,
 	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= sdr_flow_groups,
+	/* .default_groups: sdr_flow_groups, set by sdr_sysfs_init() */
 };
 
 int sdr_sysfs_add_flow(struct sdr_flow *flow)
@@ -549,11 +634,19 @@ int sdr_sysfs_init(void)
 		da->reason = sdr_flow_drop_reasons[i];
 		sdr_flow_drop_list[i] = &da->attr.attr;
 	}
+	if (sdr_pstat_init())
+		return -ENOMEM;
+	sdr_flow_ktype.default_groups = sdr_flow_groups;
 	sdr_class = class_create(THIS_MODULE, "sdr");
-	return PTR_ERR_OR_ZERO(sdr_class);
+	if (IS_ERR(sdr_class)) {
+		sdr_pstat_free();
+		return PTR_ERR(sdr_class);
+	}
+	return 0;
 }
 
 void sdr_sysfs_exit(void)
 {
 	class_destroy(sdr_class);
+	sdr_pstat_free();
 }

@@ -543,7 +543,8 @@ static int cmd_dev(int argc, char **argv)
 /* ---- flows ---- */
 
 static const char *const flow_order[] = {
-	"owner_pid", "owner_uid", "policy", "state", "peer", "mtu", "payload",
+	"owner_pid", "owner_uid", "policy", "policies", "state", "peer", "mtu",
+	"payload",
 	"chunk_size", "max_msg_size", "max_msgs", "sends_inflight",
 	"recvs_posted", NULL
 };
@@ -651,6 +652,42 @@ static void print_peer(const char *v)
 		printf(" peer %s", v);
 }
 
+/*
+ * What each policy the flow readied shows of it (flows/<id>/<policy>/),
+ * in the order of its "policies" file: "policy_stats" in JSON, one line
+ * per policy in text.
+ */
+static void show_policy_stats(const char *dir)
+{
+	static const char *const as_listed[] = { NULL };
+	char path[1200], pols[256], *save = NULL, *p;
+
+	snprintf(path, sizeof(path), "%s/policies", dir);
+	if (read_attr(path, pols, sizeof(pols)) < 0)
+		return;
+	if (opt_json) {
+		j_key("policy_stats");
+		j_open('{');
+	}
+	for (p = strtok_r(pols, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+		snprintf(path, sizeof(path), "%s/%s", dir, p);
+		if (!is_dir(path))
+			continue;
+		if (opt_json) {
+			j_key(p);
+			j_open('{');
+			show_values(path, as_listed, NULL, NULL);
+			j_close('}');
+			continue;
+		}
+		printf("    %s: ", p);
+		show_values(path, as_listed, NULL, "    ");
+		putchar('\n');
+	}
+	if (opt_json)
+		j_close('}');
+}
+
 /* One flow: 0, or -ENOENT when it went away meanwhile. */
 static int show_flow(const char *dev, const char *id, bool all_counters)
 {
@@ -681,6 +718,7 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 		j_open('{');
 		show_values(cdir, flow_counter_order, NULL, NULL);
 		j_close('}');
+		show_policy_stats(dir);
 		j_close('}');
 		names_free(&attrs);
 		return 0;
@@ -714,6 +752,8 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 			    all_counters ? NULL : flow_key_counters, "    ");
 		putchar('\n');
 	}
+	if (all_counters)
+		show_policy_stats(dir);
 	names_free(&attrs);
 	return 0;
 }

@@ -490,6 +490,31 @@ TEST_F_T(pair, random_1000_region, 900)
  * messages while up to max_msgs are in flight: every message still
  * arrives whole and intact.
  */
+/* File @name under flow @fl's sysfs directory (flows/<id>/<name>), or ~0. */
+static uint64_t flow_file(struct sdr_flow *fl, const char *dev,
+			  const char *name)
+{
+	struct sdr_flow_info fi;
+	char path[256];
+
+	memset(&fi, 0, sizeof(fi));
+	if (sdr_flow_info(fl, &fi))
+		return ~0ULL;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s",
+		 dev, fi.flow_id, name);
+	return sysfs_u64_or(path, ~0ULL);
+}
+
+/* A counter of flow @fl in sysfs (flows/<id>/counters/<name>), or ~0. */
+static uint64_t flow_counter(struct sdr_flow *fl, const char *dev,
+			     const char *name)
+{
+	char n[96];
+
+	snprintf(n, sizeof(n), "counters/%s", name);
+	return flow_file(fl, dev, n);
+}
+
 /* flows/<id>/policies of @fl on @dev: the policies whose state it made */
 static void flow_policies(struct sdr_flow *fl, const char *dev, char *out,
 			  size_t n)
@@ -540,6 +565,15 @@ TEST_F_T(pair, policy_switch_live_200, 300)
 	TH_LOG("policies after: sender '%s', receiver '%s'", ps, pr);
 	EXPECT_EQ(strcmp(ps, "none sr ec"), 0);
 	EXPECT_EQ(strcmp(pr, "none sr ec"), 0);
+	/* what each policy shows of the flows (flows/<id>/<policy>/) */
+	EXPECT_GE(flow_file(self->fs, dev0(), "sr/acks_rx"), 1);
+	EXPECT_NE(flow_file(self->fs, dev0(), "sr/acks_rx"), ~0ULL);
+	EXPECT_EQ(flow_file(self->fs, dev0(), "sr/retransmits"),
+		  flow_counter(self->fs, dev0(), "retransmits"));
+	EXPECT_GE(flow_file(self->fs, dev0(), "ec/parity_sent"), 1);
+	EXPECT_NE(flow_file(self->fs, dev0(), "ec/parity_sent"), ~0ULL);
+	EXPECT_GE(flow_file(self->fr, dev1(), "none/credits_tx"), 1);
+	EXPECT_NE(flow_file(self->fr, dev1(), "none/credits_tx"), ~0ULL);
 }
 
 /*
@@ -587,20 +621,6 @@ static uint32_t size_edges(uint32_t i, uint64_t *rng)
 	return edge_sizes[i % edge_n];
 }
 
-/* A counter of flow @fl in sysfs (flows/<id>/counters/<name>), or ~0. */
-static uint64_t flow_counter(struct sdr_flow *fl, const char *dev,
-			     const char *name)
-{
-	struct sdr_flow_info fi;
-	char path[256];
-
-	memset(&fi, 0, sizeof(fi));
-	if (sdr_flow_info(fl, &fi))
-		return ~0ULL;
-	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/counters/%s",
-		 dev, fi.flow_id, name);
-	return sysfs_u64_or(path, ~0ULL);
-}
 
 /*
  * Receive credits: a NONE message sent before its receive is posted waits

@@ -7,7 +7,7 @@
 # range-checked by the kernel and restored, usage errors exit 2.
 . "$(dirname "$0")/lib.sh"
 
-plan 21
+plan 22
 sdr_load
 ctl=$TOP/tools/sdrctl
 perf=$TOP/tools/sdr_perf
@@ -81,6 +81,7 @@ moved() {
 wait_for 60 moved || diag "msgs_sent still ${sent0:-?} after 60 s"
 text=$("$ctl" flow show dev rxe0)
 stats=$("$ctl" -j stats -s dev rxe0)
+pstats=$("$ctl" -j -s flow dev rxe0)
 fid=$(sed -n "s|^rxe0/\([0-9]*\): pid $cpid .*|\1|p" <<<"$text")
 perr=$("$ctl" set flow "rxe0/$fid" policy bogus 2>&1)
 prc=$?
@@ -107,6 +108,13 @@ assert len(s) == 1, s
 s = s[0]
 assert s['policy'] == 'none' and s['state'] == 'connected'
 assert s['peer']['flow_id'] == c['id'] and c['peer']['flow_id'] == s['id']" "$flows"
+check "flow -s -j: the client's flow made only NONE's state, and NONE shows its credit window" py "
+f = [x for x in j if x['owner_pid'] == $cpid][0]
+assert f['policies'] == 'none', f
+p = f['policy_stats']
+assert list(p) == ['none'], p
+assert p['none']['window'] == int('$(cat /sys/module/sdr/parameters/none_window)'), p
+assert p['none']['probes_tx'] >= 1, p" "$pstats"
 cid=$(py 'print([x for x in j if x["owner_pid"] == '"$cpid"'][0]["id"])' "$flows")
 check "flow -j: the client's tx_bytes and msgs_sent move between two reads" py "
 a = [x for x in json.loads(sys.argv[2]) if x['id'] == $cid][0]['counters']
@@ -114,7 +122,7 @@ b = [x for x in j if x['id'] == $cid][0]['counters']
 assert b['tx_bytes'] > a['tx_bytes'] and b['msgs_sent'] > a['msgs_sent'], (a, b)" \
 	"$later" "$flows"
 check "flow text: rxe0/$cid with pid and policy" \
-	grep -E "^rxe0/$cid: pid $cpid .*policy none state connected" <<<"$text"
+	grep -E "^rxe0/$cid: pid $cpid .*policy none policies none state connected" <<<"$text"
 check "stats -j -s: device counters and totals, drops, the client's flow with its drops" py "
 d = j[0]
 assert d['dev'] == 'rxe0' and d['counters']['tx_packets'] > 0
