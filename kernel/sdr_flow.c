@@ -62,8 +62,8 @@ static void sdr_flow_free_work(struct work_struct *work)
 				flow->slots[i].ops->rx_release(flow, i);
 		spin_unlock_bh(&flow->lock);
 	}
-	sdr_for_each_policy(ops, i)
-		if (test_bit(ops->id, &flow->policies_ready) && ops->flow_free)
+	sdr_for_each_policy_in(ops, i, flow->policies_ready)
+		if (ops->flow_free)
 			ops->flow_free(flow);
 	kfree(flow->slots);
 	sdr_dev_put(flow->sdev);
@@ -133,9 +133,8 @@ static void sdr_flow_policy_work(struct work_struct *work)
 	want = flow->dead ? 0 : flow->policies_wanted;
 	flow->policies_wanted = 0;
 	spin_unlock_bh(&flow->lock);
-	sdr_for_each_policy(ops, i)
-		if (test_bit(ops->id, &want) &&
-		    sdr_flow_ready_policy(flow, ops))
+	sdr_for_each_policy_in(ops, i, want)
+		if (sdr_flow_ready_policy(flow, ops))
 			pr_info_ratelimited("flow %u: no memory for policy %s\n",
 					    flow->id, sdr_policy_name(ops->id));
 	sdr_flow_put(flow);
@@ -453,8 +452,8 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
 	flow->state = SDR_FLOW_CONNECTED;
 	flow->sr_heard_ns = ktime_get_ns();
-	sdr_for_each_policy(ops, i)
-		if (test_bit(ops->id, &flow->policies_ready) && ops->connect)
+	sdr_for_each_policy_in(ops, i, flow->policies_ready)
+		if (ops->connect)
 			ops->connect(flow, p, &q);
 	spin_unlock_bh(&flow->lock);
 	sdr_ctrlq_send(flow, &q);
@@ -502,8 +501,8 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	arg->slot = idx;
 	arg->seq = seq;
 	arg->gen = st->gen;
-	sdr_for_each_policy(ops, i)
-		if (test_bit(ops->id, &flow->policies_ready) && ops->rx_post)
+	sdr_for_each_policy_in(ops, i, flow->policies_ready)
+		if (ops->rx_post)
 			ops->rx_post(flow, idx, &q);
 	ret = 0;
 out_unlock:
@@ -970,8 +969,8 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 	spin_unlock_bh(&sdev->tx_lock);
 	if (cancel_work_sync(&flow->policy_work))
 		sdr_flow_put(flow);	/* the reference the queued work held */
-	sdr_for_each_policy(ops, i)
-		if (test_bit(ops->id, &flow->policies_ready) && ops->flow_stop)
+	sdr_for_each_policy_in(ops, i, flow->policies_ready)
+		if (ops->flow_stop)
 			ops->flow_stop(flow);
 	hrtimer_cancel(&flow->timer);
 }
@@ -1121,8 +1120,7 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 /* Switch the policy of messages posted from now on. */
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
 {
-	const struct sdr_policy_ops *ops = sdr_policy_get(policy), *old;
-
+	const struct sdr_policy_ops *ops = sdr_policy_get(policy);
 	int ret;
 
 	if (policy >= SDR_POLICY_NR)
@@ -1133,13 +1131,6 @@ int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
 	if (ret)
 		return ret;
 	spin_lock_bh(&flow->lock);
-	old = sdr_policy_get(flow->policy);
-	if (old != ops) {
-		if (old->switch_out)
-			old->switch_out(flow);
-		if (ops->switch_in)
-			ops->switch_in(flow);
-	}
 	flow->policy = policy;
 	spin_unlock_bh(&flow->lock);
 	return 0;
@@ -1170,9 +1161,8 @@ static enum hrtimer_restart sdr_flow_timer(struct hrtimer *timer)
 	list_for_each_entry(msg, &flow->tx_msgs, node)
 		if (msg->ops->tx_poll && msg->ops->tx_poll(flow, msg, now))
 			dead_peer = true;
-	sdr_for_each_policy(ops, i)
-		if (test_bit(ops->id, &flow->policies_ready) &&
-		    ops->flow_timer && ops->flow_timer(flow, now, &q))
+	sdr_for_each_policy_in(ops, i, flow->policies_ready)
+		if (ops->flow_timer && ops->flow_timer(flow, now, &q))
 			dead_peer = true;
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];

@@ -54,9 +54,13 @@ struct sdr_parity_ops {
  * holds no policy id tests, it calls these.  A message keeps the ops of
  * the policy it was posted under (msg->ops) and a receive those of its
  * first packet (slot->ops), so a live switch changes only what is posted
- * after it.  Adding a policy is a file that fills one and a line in
- * sdr_policy.c.  Hooks marked optional may be NULL; the rest may not.
- * All run under flow->lock unless "may sleep" says otherwise.
+ * after it.  Switching in is readying (flow_init, before the switch, if
+ * the flow never ran the policy); switching out has nothing to undo:
+ * messages and receives of the old policy finish under it, and its state
+ * stays until the flow ends, as a peer may go on using it.  Adding a
+ * policy is a file that fills one and a line in sdr_policy.c.  Hooks
+ * marked optional may be NULL; the rest may not.  All run under
+ * flow->lock unless "may sleep" says otherwise.
  */
 struct sdr_policy_ops {
 	u32		id;		/* SDR_POLICY_*, also on the wire */
@@ -79,10 +83,6 @@ struct sdr_policy_ops {
 	/* connected to @peer (optional) */
 	void	(*connect)(struct sdr_flow *flow, const struct sdr_endpoint *peer,
 			   struct sdr_ctrlq *q);
-	/* live switch of the flow's policy to (in) or away from (out) it */
-	void	(*switch_in)(struct sdr_flow *flow);		/* optional */
-	void	(*switch_out)(struct sdr_flow *flow);		/* optional */
-
 	/* Sending.  tx_init may sleep; tx_free runs with the last reference. */
 	int	(*tx_init)(struct sdr_flow *flow, struct sdr_txmsg *msg);
 	void	(*tx_free)(struct sdr_txmsg *msg);		/* optional */
@@ -137,11 +137,15 @@ struct sdr_policy_ops {
 /* sdr_policy.c: the policies this kernel runs */
 const struct sdr_policy_ops *sdr_policy_get(u32 id);
 const char *sdr_policy_name(u32 id);
-const struct sdr_policy_ops *sdr_policy_iter(u32 *i);
+int sdr_policy_parse(const char *buf);
+const struct sdr_policy_ops *sdr_policy_iter(u32 *i, unsigned long mask);
+
+/* each policy this kernel runs whose bit is set in @mask, in id order */
+#define sdr_for_each_policy_in(ops, i, mask)				\
+	for ((i) = 0; ((ops) = sdr_policy_iter(&(i), (mask))); (i)++)
 
 /* each policy this kernel runs, in id order; @i is a u32 cursor */
-#define sdr_for_each_policy(ops, i)					\
-	for ((i) = 0; ((ops) = sdr_policy_iter(&(i))); (i)++)
+#define sdr_for_each_policy(ops, i)	sdr_for_each_policy_in(ops, i, ~0UL)
 
 /* sdr_flow_lib.c: flow services for the flow core and the policies */
 struct sdr_recv_state *sdr_slot_state(struct sdr_flow *flow, u32 idx);

@@ -60,8 +60,6 @@ SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
 SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
 	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
-SDR_PARAM(default_policy, 0, 0, 2, 0644,
-	  "Policy of flows created with SDR_POLICY_DEFAULT: 0 none, 1 sr, 2 ec");
 SDR_PARAM(chunk_pkts, 16, 1, 1024, 0644,
 	  "Packets per bitmap chunk of flows created with chunk_size 0");
 SDR_PARAM(rto_min_us, 1000, 10, 10000000, 0644,

@@ -191,9 +191,6 @@ static struct sdr_flow *sdr_kobj_flow(struct kobject *kobj)
 	return container_of(kobj, struct sdr_flow_kobj, kobj)->flow;
 }
 
-/* every defined policy's word, so a known one the kernel lacks is EOPNOTSUPP */
-static const char * const sdr_policy_names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
-
 static const char * const sdr_state_names[] = {
 	[SDR_FLOW_IDLE]		= "idle",
 	[SDR_FLOW_CONNECTED]	= "connected",
@@ -266,7 +263,7 @@ static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	struct sdr_flow *flow = sdr_kobj_flow(kobj);
 
-	return sysfs_emit(buf, "%s\n", sdr_policy_names[READ_ONCE(flow->policy)]);
+	return sysfs_emit(buf, "%s\n", sdr_policy_name(READ_ONCE(flow->policy)));
 }
 
 /* Switching a live flow's policy: its owner, or an administrator. */
@@ -276,9 +273,9 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
 	struct sdr_flow *flow = sdr_kobj_flow(kobj);
 	int policy, ret;
 
-	policy = sysfs_match_string(sdr_policy_names, buf);
+	policy = sdr_policy_parse(buf);
 	if (policy < 0)
-		return -EINVAL;
+		return policy;
 	if (!uid_eq(current_euid(), make_kuid(&init_user_ns, flow->owner_uid)) &&
 	    !capable(CAP_NET_ADMIN))
 		return -EPERM;
@@ -292,14 +289,13 @@ static ssize_t policies_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
 	struct sdr_flow *flow = sdr_kobj_flow(kobj);
-	unsigned long ready = READ_ONCE(flow->policies_ready);
+	const struct sdr_policy_ops *ops;
 	ssize_t n = 0;
-	u32 id;
+	u32 i;
 
-	for (id = 0; id < SDR_POLICY_NR; id++)
-		if (test_bit(id, &ready))
-			n += sysfs_emit_at(buf, n, "%s%s", n ? " " : "",
-					   sdr_policy_names[id]);
+	sdr_for_each_policy_in(ops, i, READ_ONCE(flow->policies_ready))
+		n += sysfs_emit_at(buf, n, "%s%s", n ? " " : "",
+				   sdr_policy_name(ops->id));
 	return n + sysfs_emit_at(buf, n, "\n");
 }
 static struct kobj_attribute sdr_fa_policies = __ATTR_RO(policies);

@@ -485,23 +485,28 @@ TEST_F_T(pair, random_1000_region, 900)
 	transfer(self, 1000, size_random, M_REGION);
 }
 
-/*
- * The sender switches its flow's policy (NONE, SR, EC, ...) every 7
- * messages while up to max_msgs are in flight: every message still
- * arrives whole and intact.
- */
-/* File @name under flow @fl's sysfs directory (flows/<id>/<name>), or ~0. */
-static uint64_t flow_file(struct sdr_flow *fl, const char *dev,
-			  const char *name)
+/* The path of @name under flow @fl's sysfs directory (flows/<id>/<name>). */
+static int flow_path(struct sdr_flow *fl, const char *dev, const char *name,
+		     char *path, size_t n)
 {
 	struct sdr_flow_info fi;
-	char path[256];
 
 	memset(&fi, 0, sizeof(fi));
 	if (sdr_flow_info(fl, &fi))
+		return -1;
+	snprintf(path, n, "/sys/class/sdr/%s/flows/%u/%s", dev, fi.flow_id,
+		 name);
+	return 0;
+}
+
+/* File @name under flow @fl's sysfs directory, or ~0. */
+static uint64_t flow_file(struct sdr_flow *fl, const char *dev,
+			  const char *name)
+{
+	char path[256];
+
+	if (flow_path(fl, dev, name, path, sizeof(path)))
 		return ~0ULL;
-	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s",
-		 dev, fi.flow_id, name);
 	return sysfs_u64_or(path, ~0ULL);
 }
 
@@ -519,30 +524,20 @@ static uint64_t flow_counter(struct sdr_flow *fl, const char *dev,
 static void flow_policies(struct sdr_flow *fl, const char *dev, char *out,
 			  size_t n)
 {
-	struct sdr_flow_info fi;
 	char path[256];
-	FILE *f;
 
 	out[0] = 0;
-	memset(&fi, 0, sizeof(fi));
-	if (sdr_flow_info(fl, &fi))
-		return;
-	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/policies",
-		 dev, fi.flow_id);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (!fgets(out, (int)n, f))
-		out[0] = 0;
-	out[strcspn(out, "\n")] = 0;
-	fclose(f);
+	if (!flow_path(fl, dev, "policies", path, sizeof(path)))
+		sysfs_str(path, out, n);
 }
 
 /*
- * A flow makes only its policies' state: NONE flows have none of SR's
- * (receive maps) or EC's; the sender's switches make them on its side,
- * the first SR and EC packets on the receiver's (refused until then,
- * with an RNR, and sent again).
+ * The sender switches its flow's policy (NONE, SR, EC, ...) every 7
+ * messages while up to max_msgs are in flight: every message still
+ * arrives whole and intact.  A flow makes only its policies' state:
+ * NONE flows have none of SR's (receive maps) or EC's; the sender's
+ * switches make them on its side, the first SR and EC packets on the
+ * receiver's (refused until then, with an RNR, and sent again).
  */
 TEST_F_T(pair, policy_switch_live_200, 300)
 {

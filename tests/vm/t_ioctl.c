@@ -421,19 +421,10 @@ TEST_F(env, query_limits_are_enforced)
 static int sysfs_policy_write(const char *dev, uint32_t flow_id, const char *word)
 {
 	char path[128];
-	ssize_t n;
-	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/policy", dev,
 		 flow_id);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	n = write(fd, word, strlen(word));
-	if (n < 0)
-		err = errno;
-	close(fd);
-	return err;
+	return sysfs_write(path, word);
 }
 
 /*
@@ -487,7 +478,9 @@ TEST_F(env, query_policies_match_create)
 		if (!ret)
 			EXPECT_EQ(fi.policy, id);
 
-		/* sysfs: the uapi name, shown back when taken */
+		/* sysfs: the number or the uapi name, the name shown back */
+		snprintf(word, sizeof(word), "%u\n", id);
+		EXPECT_EQ(sysfs_policy_write(dev0(), a.flow_id, word), want);
 		EXPECT_EQ(sysfs_policy_write(dev0(), a.flow_id, names[id]), want);
 		f = fopen(path, "r");
 		ASSERT_TRUE(f);
@@ -510,6 +503,8 @@ TEST_F(env, query_policies_match_create)
 		EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_MODIFY, &m), EINVAL);
 	}
 	EXPECT_EQ(sysfs_policy_write(dev0(), a.flow_id, "bogus"), EINVAL);
+	snprintf(word, sizeof(word), "%u", SDR_POLICY_NR);
+	EXPECT_EQ(sysfs_policy_write(dev0(), a.flow_id, word), EINVAL);
 }
 
 TEST(bind_errors_and_outputs)
@@ -585,8 +580,6 @@ TEST(bind_errors_and_outputs)
 	close(fd);
 }
 
-/* Write a module parameter; returns 0 or -1. */
-
 /* SDR_POLICY_DEFAULT and chunk_size 0 take the module's defaults. */
 TEST_F(env, flow_create_defaults)
 {
@@ -607,6 +600,15 @@ TEST_F(env, flow_create_defaults)
 	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
 	EXPECT_EQ(c.policy, SDR_POLICY_SR);
 	EXPECT_EQ(c.chunk_size, 8 * c.payload);
+	/* by name too; a known policy not run is EOPNOTSUPP, else EINVAL */
+	EXPECT_EQ(set_param_str("default_policy", "ec\n"), 0);
+	EXPECT_EQ(set_param_str("default_policy", "adaptive"), EOPNOTSUPP);
+	EXPECT_EQ(set_param_str("default_policy", "auto"), EOPNOTSUPP);
+	EXPECT_EQ(set_param_str("default_policy", "bogus"), EINVAL);
+	EXPECT_EQ(set_param_str("default_policy", "-1"), EINVAL);
+	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.policy, SDR_POLICY_EC);
 	ASSERT_EQ(set_param("default_policy", SDR_POLICY_NONE), 0);
 	ASSERT_EQ(set_param("chunk_pkts", 16), 0);
 	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);

@@ -6,6 +6,7 @@
 #ifndef SDR_TEST_UTIL_H
 #define SDR_TEST_UTIL_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -345,19 +346,38 @@ static inline int flow_pair(const struct sdr_flow_attr *fa,
 	return 0;
 }
 
+/* Write @word to sysfs file @path in one write: 0 or its errno. */
+static inline int sysfs_write(const char *path, const char *word)
+{
+	size_t len = strlen(word);
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	n = write(fd, word, len);
+	err = n == (ssize_t)len ? 0 : n < 0 ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+/* Write @word to module parameter @name: 0 or the errno of the write. */
+static inline int set_param_str(const char *name, const char *word)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/sdr/parameters/%s", name);
+	return sysfs_write(path, word);
+}
+
 /* Write module parameter @name; 0, or -1 if refused. */
 static inline int set_param(const char *name, unsigned int v)
 {
-	char path[128];
-	FILE *f;
-	int ok;
+	char word[16];
 
-	snprintf(path, sizeof(path), "/sys/module/sdr/parameters/%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%u\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
+	snprintf(word, sizeof(word), "%u\n", v);
+	return set_param_str(name, word) ? -1 : 0;
 }
 
 /*
@@ -384,6 +404,25 @@ static inline uint64_t sysfs_u64_or(const char *path, uint64_t err)
 		v = err;
 	fclose(f);
 	return v;
+}
+
+/* The first line of sysfs file @path, without its newline, in @out ("" if
+ * it cannot be read); 0, or -1 then. */
+static inline int sysfs_str(const char *path, char *out, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	int ret = 0;
+
+	out[0] = 0;
+	if (!f)
+		return -1;
+	if (!fgets(out, (int)n, f)) {
+		out[0] = 0;
+		ret = -1;
+	}
+	out[strcspn(out, "\n")] = 0;
+	fclose(f);
+	return ret;
 }
 
 #endif /* SDR_TEST_UTIL_H */
