@@ -33,8 +33,16 @@ stop=$tmp/stop
 # /proc/slabinfo) once reclaimable caches are dropped and the number has
 # settled (freed objects go back after an RCU grace period).  Objects, not
 # the pages slab holds: after heavy churn a cache keeps partly used pages
-# that a leak check must not count.
+# that a leak check must not count.  SLUB counts a free object as active
+# while it sits in a CPU's slab or partial list, so every cache is shrunk
+# first (/sys/kernel/slab/*/shrink flushes those to the node's lists,
+# where slabinfo counts them free): else the churn of the last seconds on
+# each CPU would read as growth.
 slab_kb() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		echo 1 >"$f" 2>/dev/null
+	done
 	awk 'FNR > 2 { kb += $2 * $4 } END { printf "%d\n", kb / 1024 }' /proc/slabinfo
 }
 slab() {
