@@ -311,6 +311,8 @@ struct sdr_flow {
 
 	u32			state;		/* SDR_FLOW_* */
 	u32			policy;
+	u8			ec_k;		/* EC geometry of messages */
+	u8			ec_m;		/* posted from now on */
 	pid_t			owner_pid;
 	uid_t			owner_uid;	/* in the init namespace */
 	u32			mtu;
@@ -436,6 +438,7 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
 		 const union ib_gid *sgid);
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
+int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m);
 bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 		      const u8 **data, struct sdr_txmsg **msg);
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);

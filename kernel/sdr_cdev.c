@@ -154,11 +154,9 @@ static int sdr_ioc_flow_destroy(struct sdr_ctx *ctx, void *p)
 static int sdr_ioc_flow_info(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_info *arg = p;
-	int i;
 
-	for (i = 0; i < ARRAY_SIZE(arg->__reserved); i++)
-		if (arg->__reserved[i])
-			return -EINVAL;
+	if (arg->__reserved)
+		return -EINVAL;
 	return sdr_flow_info(ctx, arg);
 }
 
@@ -190,11 +188,23 @@ static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 	struct sdr_flow_modify *arg = p;
 	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
 
+	int ret;
+
 	if (!flow)
 		return -ENOENT;
-	if (!(arg->flags & SDR_FLOW_MODIFY_POLICY))
+	if (!arg->flags)
 		return -EINVAL;
-	return sdr_flow_set_policy(flow, arg->policy);
+	/* checked first: an error changes nothing */
+	if ((arg->flags & SDR_FLOW_MODIFY_EC) &&
+	    !sdr_ec_geometry_ok(arg->ec_k, arg->ec_m))
+		return -EINVAL;
+	if (arg->flags & SDR_FLOW_MODIFY_POLICY) {
+		ret = sdr_flow_set_policy(flow, arg->policy);
+		if (ret)
+			return ret;
+	}
+	return arg->flags & SDR_FLOW_MODIFY_EC ?
+	       sdr_flow_set_ec(flow, arg->ec_k, arg->ec_m) : 0;
 }
 
 /*
@@ -242,6 +252,9 @@ SDR_V1_ENDS_AT(sdr_recv_complete, __reserved, SDR_RECV_COMPLETE_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_send_post, __reserved, SDR_SEND_POST_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_modify, policy, SDR_FLOW_MODIFY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_query, __reserved, SDR_QUERY_SIZE_V1);
+/* and version 2 at its last field, the struct the kernel knows */
+static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V2);
+static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V2);
 
 /* struct sdr_ioctl_op.mode */
 #define SDR_OP_OUT	BIT(0)	/* copy the struct back on success */
@@ -290,7 +303,8 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_send_post),
 	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] =
 		SDR_OP(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1,
-		       SDR_FLOW_MODIFY_POLICY, 0, sdr_ioc_flow_modify),
+		       SDR_FLOW_MODIFY_POLICY | SDR_FLOW_MODIFY_EC, 0,
+		       sdr_ioc_flow_modify),
 	[_IOC_NR(SDR_IOC_QUERY)] =
 		SDR_OP(sdr_query, SDR_QUERY_SIZE_V1, 0,
 		       SDR_OP_OUT | SDR_OP_UNLOCKED | SDR_OP_UNBOUND,

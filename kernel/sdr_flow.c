@@ -29,6 +29,7 @@
 
 #include "sdr.h"
 #include "sdr_bitmap.h"
+#include "sdr_ec.h"
 #include "sdr_flow.h"
 #include "sdr_stats.h"
 #include "sdr_trace.h"
@@ -195,6 +196,12 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 		return -EINVAL;
 	if (!arg->max_msgs || arg->max_msgs > SDR_MAX_MSGS)
 		return -EINVAL;
+	if (!arg->ec_k)
+		arg->ec_k = READ_ONCE(sdr_ec_k);
+	if (!arg->ec_m)
+		arg->ec_m = READ_ONCE(sdr_ec_m);
+	if (!sdr_ec_geometry_ok(arg->ec_k, arg->ec_m))
+		return -EINVAL;
 	arg->payload = payload;
 	*ppc = arg->chunk_size / payload;
 	return 0;
@@ -251,6 +258,8 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	atomic_inc(&sdr_nr_flows);
 
 	flow->policy = arg->policy;
+	flow->ec_k = arg->ec_k;
+	flow->ec_m = arg->ec_m;
 	flow->mtu = arg->mtu;
 	flow->payload = arg->payload;
 	flow->chunk_size = arg->chunk_size;
@@ -1113,6 +1122,8 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 	arg->retransmits = flow->sr.st.retx_pkts;
 	arg->parity_sent = flow->sr.st.parity_tx;
 	arg->recovered = flow->sr.st.ec_recovered;
+	arg->ec_k = flow->ec_k;
+	arg->ec_m = flow->ec_m;
 	spin_unlock_bh(&flow->lock);
 	return 0;
 }
@@ -1132,6 +1143,18 @@ int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
 		return ret;
 	spin_lock_bh(&flow->lock);
 	flow->policy = policy;
+	spin_unlock_bh(&flow->lock);
+	return 0;
+}
+
+/* The EC geometry (k data, m parity packets) of EC messages posted from now on. */
+int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m)
+{
+	if (!sdr_ec_geometry_ok(k, m))
+		return -EINVAL;
+	spin_lock_bh(&flow->lock);
+	flow->ec_k = k;
+	flow->ec_m = m;
 	spin_unlock_bh(&flow->lock);
 	return 0;
 }

@@ -40,14 +40,19 @@ static int sdr_eck_flow_init(struct sdr_flow *flow)
 }
 
 /*
- * Make @msg an EC message with the module's k and m of the moment, and
+ * Make @msg an EC message with the flow's k and m of the moment, and
  * give it room for every parity row (m/k of the message: the bandwidth
  * it costs, too).  May sleep.
  */
 static int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
-	u32 k = READ_ONCE(sdr_ec_k), m = READ_ONCE(sdr_ec_m);
+	u32 k, m;
 	int ret;
+
+	spin_lock_bh(&flow->lock);
+	k = flow->ec_k;
+	m = flow->ec_m;
+	spin_unlock_bh(&flow->lock);
 
 	ret = sdr_sr_tx_set_ec(&flow->sr, &msg->sr, k, m);
 	if (ret)
@@ -381,8 +386,8 @@ static u64 sdr_eck_stat(struct sdr_flow *flow, u32 i)
 	const struct sdr_sr_stats *st = &flow->sr.st;
 
 	switch (i) {
-	case 0: return READ_ONCE(sdr_ec_k);
-	case 1: return READ_ONCE(sdr_ec_m);
+	case 0: return flow->ec_k;
+	case 1: return flow->ec_m;
 	case 2: return st->parity_tx;
 	case 3: return st->parity_rx;
 	case 4: return st->ec_recovered;

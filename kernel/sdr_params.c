@@ -83,9 +83,9 @@ SDR_PARAM(nack_interval_us, 20000, 100, 10000000, 0644,
 SDR_PARAM(max_inflight, 256, 1, 65536, 0644,
 	  "SR: packets in flight per flow (keep below the peer's recv_depth)");
 SDR_PARAM(ec_k, 32, 1, 64, 0644,
-	  "EC: data packets per submessage of messages posted from now on");
+	  "EC: data packets per submessage, the default of flows created from now on");
 SDR_PARAM(ec_m, 8, 1, 32, 0644,
-	  "EC: parity packets per full submessage (a short last one of kg gets max(m*kg/k, min(m, kg)))");
+	  "EC: parity packets per full submessage (a short last one of kg gets max(m*kg/k, min(m, kg))), the default of flows created from now on");
 SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
 	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
 SDR_PARAM(fail_qp_recovery, 0, 0, 1, 0644,

@@ -266,7 +266,13 @@ static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%s\n", sdr_policy_name(READ_ONCE(flow->policy)));
 }
 
-/* Switching a live flow's policy: its owner, or an administrator. */
+/* Changing a live flow: its owner, or an administrator. */
+static bool sdr_flow_may_change(struct sdr_flow *flow)
+{
+	return uid_eq(current_euid(), make_kuid(&init_user_ns, flow->owner_uid)) ||
+	       capable(CAP_NET_ADMIN);
+}
+
 static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
 			    const char *buf, size_t count)
 {
@@ -276,13 +282,50 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *attr,
 	policy = sdr_policy_parse(buf);
 	if (policy < 0)
 		return policy;
-	if (!uid_eq(current_euid(), make_kuid(&init_user_ns, flow->owner_uid)) &&
-	    !capable(CAP_NET_ADMIN))
+	if (!sdr_flow_may_change(flow))
 		return -EPERM;
 	ret = sdr_flow_set_policy(flow, policy);
 	return ret ? ret : count;
 }
 static struct kobj_attribute sdr_fa_policy = __ATTR_RW(policy);
+
+/* "K M": the EC geometry of EC messages posted from now on. */
+static ssize_t ec_geometry_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	u32 k, m;
+
+	spin_lock_bh(&flow->lock);
+	k = flow->ec_k;
+	m = flow->ec_m;
+	spin_unlock_bh(&flow->lock);
+	return sysfs_emit(buf, "%u %u\n", k, m);
+}
+
+static ssize_t ec_geometry_store(struct kobject *kobj,
+				 struct kobj_attribute *attr, const char *buf,
+				 size_t count)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	char tmp[24], *rest = tmp, *first;
+	unsigned int k, m;
+	int ret;
+
+	/* two decimal numbers and one space between, a newline at most after */
+	if (count >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, buf, count);
+	tmp[count] = 0;
+	first = strsep(&rest, " ");
+	if (!rest || kstrtouint(first, 10, &k) || kstrtouint(rest, 10, &m))
+		return -EINVAL;
+	if (!sdr_flow_may_change(flow))
+		return -EPERM;
+	ret = sdr_flow_set_ec(flow, k, m);
+	return ret ? ret : count;
+}
+static struct kobj_attribute sdr_fa_ec_geometry = __ATTR_RW(ec_geometry);
 
 /* The policies whose per-flow state the flow made, in id order. */
 static ssize_t policies_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -330,6 +373,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_owner_pid.attr.attr,
 	&sdr_fa_owner_uid.attr.attr,
 	&sdr_fa_policy.attr,
+	&sdr_fa_ec_geometry.attr,
 	&sdr_fa_policies.attr,
 	&sdr_fa_state.attr,
 	&sdr_fa_peer.attr,

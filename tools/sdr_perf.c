@@ -53,6 +53,7 @@ struct opts {
 	uint32_t chunk;
 	uint32_t inflight;
 	uint32_t mtu;
+	uint32_t ec_k, ec_m;	/* 0: the kernel's default */
 	bool verify;
 	bool json;
 	bool quiet;
@@ -340,13 +341,15 @@ static void usage(FILE *f)
 "  -P, --policy=POLICY    %s (default none)\n"
 "  -c, --chunk=BYTES      bitmap chunk size (default: the kernel's)\n"
 "  -m, --max-msgs=N       messages in flight / receive slots (default %d)\n"
+"  -k, --ec-k=K           EC: data packets per submessage (default: the kernel's)\n"
+"  -M, --ec-m=M           EC: parity packets per submessage (default: the kernel's)\n"
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
 "      --verify           fill and check every byte (exit 3 on a mismatch)\n"
 "      --json             one JSON object on the last line of stdout\n"
 "  -q, --quiet            no progress line\n"
 "  -h, --help\n"
 "Client-side parameters win: the server takes size, count, policy, chunk,\n"
-"max-msgs, mtu and verify from the client.\n",
+"max-msgs, mtu and verify from the client; EC geometry is the sender's.\n",
 		DEFAULT_PORT, pols, DEFAULT_INFLIGHT);
 }
 
@@ -389,6 +392,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "policy", required_argument, NULL, 'P' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "max-msgs", required_argument, NULL, 'm' },
+		{ "ec-k", required_argument, NULL, 'k' },
+		{ "ec-m", required_argument, NULL, 'M' },
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "json", no_argument, NULL, O_JSON },
@@ -404,7 +409,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->size = 1 << 20;
 	o->count = 1000;
 	o->inflight = DEFAULT_INFLIGHT;
-	while ((c = getopt_long(argc, argv, "d:p:s:n:D:P:c:m:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:p:s:n:D:P:c:m:k:M:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p':
@@ -442,6 +447,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				die(EXIT_USAGE, "max-msgs must be 1..1024");
 			o->inflight = (uint32_t)v;
 			break;
+		case 'k':
+		case 'M':
+			/* the range is the kernel's to check (sdr_query) */
+			v = parse_size(optarg, c == 'k' ? "ec-k" : "ec-m");
+			if (!v || v > 255)
+				die(EXIT_USAGE, "%s must be 1..255", c == 'k' ? "ec-k" : "ec-m");
+			*(c == 'k' ? &o->ec_k : &o->ec_m) = (uint32_t)v;
+			break;
 		case O_MTU:
 			v = parse_size(optarg, "mtu");
 			if (v > 4096)
@@ -477,6 +490,7 @@ static struct sdr_flow *make_flow(struct sdr_ctx *ctx, const struct opts *o,
 	struct sdr_flow_attr fa = {
 		.policy = o->policy, .mtu = o->mtu, .chunk_size = o->chunk,
 		.max_msg_size = (uint32_t)o->size, .max_msgs = o->inflight,
+		.ec_k = (uint8_t)o->ec_k, .ec_m = (uint8_t)o->ec_m,
 	};
 	struct sdr_flow *f = sdr_flow_create(ctx, &fa);
 
@@ -504,6 +518,14 @@ static void flow_error(const struct opts *o, int err, const char *who)
 	    o->policy != SDR_POLICY_DEFAULT)
 		die(EXIT_USAGE, "%spolicy %u is not defined (%s)", who, o->policy,
 		    strerror(-err));
+	if (err == -EINVAL && !*who && (o->ec_k || o->ec_m)) {
+		struct sdr_caps caps;
+
+		if (!sdr_query(NULL, &caps) &&
+		    (o->ec_k > caps.ec_max_k || o->ec_m > caps.ec_max_m))
+			die(EXIT_USAGE, "EC geometry k %u m %u out of range: this sdr.ko takes k 1..%u, m 1..%u",
+			    o->ec_k, o->ec_m, caps.ec_max_k, caps.ec_max_m);
+	}
 	if (err == -ENOMEM)
 		die(EXIT_ERR, "%scannot allocate %u x %" PRIu64 " byte regions "
 		    "(lower -m or -s, or raise sdr.ko max_region_mb)", who,
@@ -519,6 +541,7 @@ struct run {
 	struct sdr_flow *flow;
 	struct sdr_flow_props fp;
 	struct result me, peer;
+	uint32_t ec_k, ec_m;	/* the flow's EC geometry */
 	bool have_peer;
 	struct lat lat;
 	int64_t t_start, t_end;
@@ -845,8 +868,9 @@ static void report(struct run *r)
 		       retx, r->have_peer ? "" : "  (peer results missing)");
 		if (o->policy == SDR_POLICY_EC)
 			printf(" parity packets sent %" PRIu64
-			       "  packets rebuilt from parity %" PRIu64 "\n",
-			       parity, recovered);
+			       "  packets rebuilt from parity %" PRIu64
+			       "  (k %u, m %u this side)\n",
+			       parity, recovered, r->ec_k, r->ec_m);
 		printf(" tx packets %" PRIu64 "  rx packets %" PRIu64
 		       "  rx dropped %" PRIu64 " (this side)\n",
 		       r->me.tx_packets, r->me.rx_packets, r->me.rx_dropped);
@@ -865,15 +889,16 @@ static void report(struct run *r)
 		       ",\"partial_messages\":%" PRIu64 ",\"delivered_bytes\":%" PRIu64
 		       ",\"sent_messages\":%" PRIu64 ",\"send_ok\":%" PRIu64
 		       ",\"send_failed\":%" PRIu64 ",\"recv_ok\":%" PRIu64
-		       ",\"chunk_size\":%u,\"mtu\":%u,\"max_msgs\":%u,\"peer_results\":%s}\n",
+		       ",\"chunk_size\":%u,\"mtu\":%u,\"payload\":%u,\"max_msgs\":%u,\"ec_k\":%u,\"ec_m\":%u"
+		       ",\"peer_results\":%s}\n",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
 		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
 		       missing, retx, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
 		       tx ? tx->messages : 0, tx ? tx->ok : 0, tx ? tx->failed : 0,
-		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.max_msgs,
-		       r->have_peer ? "true" : "false");
+		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.payload,
+		       r->fp.max_msgs, r->ec_k, r->ec_m, r->have_peer ? "true" : "false");
 	}
 	fflush(stdout);
 }
@@ -988,6 +1013,8 @@ int main(int argc, char **argv)
 		r.me.tx_packets = fi.tx_packets;
 		r.me.rx_packets = fi.rx_packets;
 		r.me.rx_dropped = fi.rx_dropped;
+		r.ec_k = fi.ec_k;
+		r.ec_m = fi.ec_m;
 	}
 	r.me.usec = (uint64_t)(r.t_end - r.t_start);
 

@@ -543,8 +543,8 @@ static int cmd_dev(int argc, char **argv)
 /* ---- flows ---- */
 
 static const char *const flow_order[] = {
-	"owner_pid", "owner_uid", "policy", "policies", "state", "peer", "mtu",
-	"payload",
+	"owner_pid", "owner_uid", "policy", "policies", "ec_geometry", "state",
+	"peer", "mtu", "payload",
 	"chunk_size", "max_msg_size", "max_msgs", "sends_inflight",
 	"recvs_posted", NULL
 };
@@ -614,6 +614,29 @@ static void show_values(const char *dir, const char *const *order,
 }
 
 /* "<gid> <qpn> <flow_id>" or "-". */
+/* ec_geometry "K M": "ec_k" and "ec_m" */
+static void j_ec(const char *v)
+{
+	char k[16], m[16];
+
+	if (sscanf(v, "%15s %15s", k, m) != 2) {
+		j_kv("ec_geometry", v);
+		return;
+	}
+	j_kv("ec_k", k);
+	j_kv("ec_m", m);
+}
+
+static void print_ec(const char *v)
+{
+	unsigned int k, m;
+
+	if (sscanf(v, "%u %u", &k, &m) == 2)
+		printf(" ec_k %u ec_m %u", k, m);
+	else
+		printf(" ec_geometry %s", v);
+}
+
 static void j_peer(const char *v)
 {
 	char gid[128];
@@ -711,6 +734,8 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 				continue;
 			if (!strcmp(attrs.v[i], "peer"))
 				j_peer(val);
+			else if (!strcmp(attrs.v[i], "ec_geometry"))
+				j_ec(val);
 			else
 				j_kv(attrs.v[i], val);
 		}
@@ -737,6 +762,8 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 			printf(" uid %s", val);
 		else if (!strcmp(n, "peer"))
 			print_peer(val);
+		else if (!strcmp(n, "ec_geometry"))
+			print_ec(val);
 		else if (!strcmp(n, "sends_inflight"))
 			printf(" sends %s", val);
 		else if (!strcmp(n, "recvs_posted"))
@@ -1034,18 +1061,64 @@ static int cmd_set_default(int argc, char **argv)
 	return EXIT_FAIL;
 }
 
+/* Why writing a file of a flow failed with @err, when it is the flow's. */
+static const char *flow_write_why(int err)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "only the flow's owner or CAP_NET_ADMIN";
+	case ENOENT:
+	case ENODEV:
+		return "the flow is gone";
+	}
+	return NULL;
+}
+
+/* sdrctl set flow DEV/ID ec K M: flows/<id>/ec_geometry */
+static int set_flow_ec(const char *flow, const char *dir, char **argv)
+{
+	char path[1200], val[64], why[128] = "";
+	struct sdr_caps caps;
+	int ret;
+
+	if (!is_integer(argv[0]) || !is_integer(argv[1])) {
+		err("usage: sdrctl set flow DEV/ID ec K M");
+		return EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "%s/ec_geometry", dir);
+	if (!is_file(path)) {
+		err("set flow %s ec: the loaded module has no per-flow EC geometry",
+		    flow);
+		return EXIT_FAIL;
+	}
+	snprintf(val, sizeof(val), "%s %s", argv[0], argv[1]);
+	ret = write_attr(path, val);
+	if (!ret)
+		return EXIT_OK;
+	if (-ret == EINVAL && !sdr_query(NULL, &caps))
+		snprintf(why, sizeof(why), " (k is 1..%u, m 1..%u)",
+			 caps.ec_max_k, caps.ec_max_m);
+	else if (flow_write_why(-ret))
+		snprintf(why, sizeof(why), " (%s)", flow_write_why(-ret));
+	err("set flow %s ec %s %s: %s%s", flow, argv[0], argv[1], strerror(-ret), why);
+	return EXIT_FAIL;
+}
+
 static int cmd_set_flow(int argc, char **argv)
 {
-	char dev[256], path[1200], runs[128], why[256] = "";
+	char dev[256], path[1200], dir[1100], runs[128], why[256] = "";
 	const char *id, *what;
 	char *slash;
 	int ret;
 
-	if (argc != 3 || !strchr(argv[0], '/') || strcmp(argv[1], "policy")) {
+	if (!((argc == 3 && !strcmp(argv[1], "policy")) ||
+	      (argc == 4 && !strcmp(argv[1], "ec"))) || !strchr(argv[0], '/')) {
 		if (run_policies("|", runs, sizeof(runs)))
-			err("usage: sdrctl set flow DEV/ID policy %s", runs);
+			err("usage: sdrctl set flow DEV/ID policy %s | sdrctl set flow DEV/ID ec K M",
+			    runs);
 		else
-			err("usage: sdrctl set flow DEV/ID policy POLICY");
+			err("usage: sdrctl set flow DEV/ID policy POLICY | sdrctl set flow DEV/ID ec K M");
 		return EXIT_USAGE;
 	}
 	snprintf(dev, sizeof(dev), "%s", argv[0]);
@@ -1058,11 +1131,14 @@ static int cmd_set_flow(int argc, char **argv)
 	}
 	if (need_module())
 		return EXIT_FAIL;
-	snprintf(path, sizeof(path), "%s/%s/flows/%s/policy", class_dir, dev, id);
+	snprintf(dir, sizeof(dir), "%s/%s/flows/%s", class_dir, dev, id);
+	snprintf(path, sizeof(path), "%s/policy", dir);
 	if (!is_file(path)) {
 		err("set flow %s: no such flow", argv[0]);
 		return EXIT_FAIL;
 	}
+	if (argc == 4)
+		return set_flow_ec(argv[0], dir, argv + 2);
 	ret = write_attr(path, argv[2]);
 	if (!ret)
 		return EXIT_OK;
@@ -1077,13 +1153,9 @@ static int cmd_set_flow(int argc, char **argv)
 		else
 			snprintf(why, sizeof(why), " (%s)", what);
 		break;
-	case EPERM:
-	case EACCES:
-		snprintf(why, sizeof(why), " (only the flow's owner or CAP_NET_ADMIN)");
-		break;
-	case ENOENT:
-	case ENODEV:
-		snprintf(why, sizeof(why), " (the flow is gone)");
+	default:
+		if (flow_write_why(-ret))
+			snprintf(why, sizeof(why), " (%s)", flow_write_why(-ret));
 		break;
 	}
 	err("set flow %s policy %s: %s%s", argv[0], argv[2], strerror(-ret), why);
@@ -1096,7 +1168,7 @@ static int cmd_set(int argc, char **argv)
 		return cmd_set_default(argc - 1, argv + 1);
 	if (argc > 0 && !strcmp(argv[0], "flow"))
 		return cmd_set_flow(argc - 1, argv + 1);
-	err("usage: sdrctl set default NAME VALUE | sdrctl set flow DEV/ID policy POLICY");
+	err("usage: sdrctl set default NAME VALUE | sdrctl set flow DEV/ID policy POLICY | sdrctl set flow DEV/ID ec K M");
 	return EXIT_USAGE;
 }
 
@@ -1128,6 +1200,7 @@ static void usage(FILE *f)
 		"  sdrctl [-j] [-p] caps [show]\n"
 		"  sdrctl set default NAME VALUE\n"
 		"  sdrctl set flow DEV/ID policy %s\n"
+		"  sdrctl set flow DEV/ID ec K M\n"
 		"  sdrctl help\n"
 		"\n"
 		"options:\n"

@@ -204,10 +204,15 @@ struct sdr_endpoint {
  *      (0: the port's; else 256..4096, a power of two, at most the
  *      port's); chunk_size (bytes per bitmap bit: a multiple of payload,
  *      at most 1024 packets; 0: the module parameter chunk_pkts packets,
- *      16 unless changed); max_msg_size (1..1 GiB); max_msgs (1..1024).
+ *      16 unless changed); max_msg_size (1..1 GiB); max_msgs (1..1024);
+ *      ec_k and ec_m (since struct version 2): the EC geometry of the
+ *      flow's EC messages, data and parity packets per submessage
+ *      (1..SDR_IOC_QUERY's ec_max_k and ec_max_m; 0: the module
+ *      parameters ec_k and ec_m), kept whatever the policy, so a switch
+ *      to EC uses it; SDR_IOC_FLOW_MODIFY changes it.
  * out: flow_id, payload (message bytes per packet = mtu - header), the
- *      actual policy, chunk_size and mtu, the endpoint to give the peer,
- *      and the layout of the three mappings.
+ *      actual policy, chunk_size, mtu, ec_k and ec_m, the endpoint to
+ *      give the peer, and the layout of the three mappings.
  * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on)
  *      or chunk_size not a multiple of payload; EOPNOTSUPP a defined
  *      policy this kernel does not run (ADAPTIVE, AUTO); ENOSPC
@@ -241,8 +246,12 @@ struct sdr_flow_create {
 	__u32 state_stride;
 	__u32 chunk_bitmap;	/* offset of the chunk bitmap in a slot state */
 	__u32 pkt_bitmap;	/* offset of the packet bitmap in a slot state */
+	/* version 2 */
+	__u32 ec_k;		/* in/out: EC data packets per submessage */
+	__u32 ec_m;		/* in/out: EC parity packets per submessage */
 };
 #define SDR_FLOW_CREATE_SIZE_V1	176
+#define SDR_FLOW_CREATE_SIZE_V2	184
 
 /*
  * The state of one receive slot, in the state area (read-only to the
@@ -306,7 +315,8 @@ struct sdr_flow_destroy {
 
 /*
  * SDR_IOC_FLOW_INFO - query a flow.
- * out: state (SDR_FLOW_*), policy, peer flow id, counters.
+ * out: state (SDR_FLOW_*), policy, peer flow id, counters, EC geometry
+ *      (ec_k, ec_m).  __reserved is zero in.
  */
 #define SDR_FLOW_IDLE		0	/* created, not connected */
 #define SDR_FLOW_CONNECTED	1
@@ -330,7 +340,9 @@ struct sdr_flow_info {
 	__aligned_u64 retransmits;
 	__aligned_u64 parity_sent;	/* EC parity packets sent */
 	__aligned_u64 recovered;	/* packets rebuilt from parity */
-	__aligned_u64 __reserved[2];
+	__u32 ec_k;			/* EC geometry of messages posted now */
+	__u32 ec_m;			/* (0 from kernels before it) */
+	__aligned_u64 __reserved;
 };
 #define SDR_FLOW_INFO_SIZE_V1	112
 
@@ -427,22 +439,32 @@ struct sdr_send_post {
 #define SDR_SEND_POST_SIZE_V1	56
 
 /*
- * SDR_IOC_FLOW_MODIFY - change a live flow.
- * flags: SDR_FLOW_MODIFY_POLICY: policy applies to messages posted from
- *        now on (each message carries its policy; the receiver follows
- *        it per message), so nothing in flight is lost or changed.
- * errors: EINVAL no flag, or policy from SDR_POLICY_NR on; EOPNOTSUPP a
- *        defined policy this kernel does not run.
+ * SDR_IOC_FLOW_MODIFY - change a live flow.  Each change applies to
+ * messages posted from now on (each message carries its policy and EC
+ * geometry; the receiver follows them per message), so nothing in
+ * flight is lost or changed.
+ * flags (one or both): SDR_FLOW_MODIFY_POLICY: the policy;
+ *        SDR_FLOW_MODIFY_EC: the EC geometry, ec_k and ec_m (struct
+ *        version 2), as in SDR_IOC_FLOW_CREATE but 0 is not allowed.
+ * errors: EINVAL no flag, policy from SDR_POLICY_NR on, ec_k or ec_m out
+ *        of range, or SDR_FLOW_MODIFY_EC with a version 1 struct;
+ *        EOPNOTSUPP a defined policy this kernel does not run.  Nothing
+ *        changes when an error is returned.
  */
 #define SDR_FLOW_MODIFY_POLICY	(1U << 0)
+#define SDR_FLOW_MODIFY_EC	(1U << 1)
 
 struct sdr_flow_modify {
 	__u32 size;
 	__u32 flags;
 	__u32 flow_id;
 	__u32 policy;
+	/* version 2 */
+	__u32 ec_k;
+	__u32 ec_m;
 };
 #define SDR_FLOW_MODIFY_SIZE_V1	16
+#define SDR_FLOW_MODIFY_SIZE_V2	24
 
 /*
  * SDR_IOC_QUERY - what this kernel offers.  Works on any context: before

@@ -77,7 +77,11 @@ struct sdr_flow_attr {
 	uint32_t chunk_size;	/* bytes per bitmap bit; 0: 16 packets */
 	uint32_t max_msg_size;	/* 1..1 GiB */
 	uint32_t max_msgs;	/* 1..1024 */
-	uint32_t reserved;	/* must be 0 */
+	/* EC geometry (since 1.2): data and parity packets per submessage,
+	 * 1..sdr_caps.ec_max_k and ec_max_m; 0: the module's ec_k, ec_m */
+	uint8_t ec_k;
+	uint8_t ec_m;
+	uint16_t reserved;	/* must be 0 */
 };
 
 /* The flow's geometry, as the kernel chose it. */
@@ -100,6 +104,9 @@ int sdr_flow_props(const struct sdr_flow *flow, struct sdr_flow_props *props);
 int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info);
 /* Policy of messages posted from now on (SDR_IOC_FLOW_MODIFY). */
 int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
+/* EC geometry of EC messages posted from now on (since 1.2); the
+ * current one is in sdr_flow_info()'s ec_k and ec_m. */
+int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m);
 /* The endpoint blob to give the peer: sizeof(struct sdr_endpoint) bytes. */
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep);
 int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer);

@@ -82,6 +82,8 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	c.chunk_size = attr->chunk_size;
 	c.max_msg_size = attr->max_msg_size;
 	c.max_msgs = attr->max_msgs;
+	c.ec_k = attr->ec_k;
+	c.ec_m = attr->ec_m;
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -214,18 +216,32 @@ int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info)
 	return ret;
 }
 
-int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy)
+/* SDR_IOC_FLOW_MODIFY with @flags: the policy, the EC geometry. */
+static int flow_modify(struct sdr_flow *flow, uint32_t flags, uint32_t policy,
+		       uint32_t k, uint32_t m)
 {
-	struct sdr_flow_modify m;
+	struct sdr_flow_modify fm;
 
 	if (!flow)
 		return -EINVAL;
-	memset(&m, 0, sizeof(m));
-	m.size = sizeof(m);
-	m.flags = SDR_FLOW_MODIFY_POLICY;
-	m.flow_id = flow->props.flow_id;
-	m.policy = policy;
-	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_MODIFY, &m);
+	memset(&fm, 0, sizeof(fm));
+	fm.size = sizeof(fm);
+	fm.flags = flags;
+	fm.flow_id = flow->props.flow_id;
+	fm.policy = policy;
+	fm.ec_k = k;
+	fm.ec_m = m;
+	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_MODIFY, &fm);
+}
+
+int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy)
+{
+	return flow_modify(flow, SDR_FLOW_MODIFY_POLICY, policy, 0, 0);
+}
+
+int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m)
+{
+	return flow_modify(flow, SDR_FLOW_MODIFY_EC, 0, k, m);
 }
 
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep)

@@ -18,6 +18,12 @@
 #define SDR_EC_MAX_K	64	/* data symbols per submessage */
 #define SDR_EC_MAX_M	32	/* parity symbols per submessage */
 
+/* Whether k data and m parity symbols per submessage is a code this has. */
+static inline bool sdr_ec_geometry_ok(u32 k, u32 m)
+{
+	return k && k <= SDR_EC_MAX_K && m && m <= SDR_EC_MAX_M;
+}
+
 /* GF(2^8), polynomial x^8+x^4+x^3+x^2+1 (0x11d) */
 u8 sdr_gf_mul(u8 a, u8 b);
 u8 sdr_gf_inv(u8 a);		/* a != 0; returns 0 for 0 */

@@ -266,7 +266,7 @@ int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 {
 	u64 pkt_ns;
 
-	if (!k || k > SDR_EC_MAX_K || !nparity || nparity > SDR_EC_MAX_M)
+	if (!sdr_ec_geometry_ok(k, nparity))
 		return -EINVAL;
 	if (!m->npkts || m->status || m->next_new || m->lost.count)
 		return -EINVAL;

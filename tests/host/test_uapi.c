@@ -44,6 +44,24 @@ static void test_uapi_size_v1(void)
 	CHECK_EQ(sizeof(struct sdr_recv_state), 64);
 }
 
+/* Version 2: the EC geometry, after version 1, at fixed places. */
+static void test_uapi_size_v2(void)
+{
+	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V2, 184);
+	CHECK_EQ(offsetof(struct sdr_flow_create, ec_k), SDR_FLOW_CREATE_SIZE_V1);
+	CHECK_EQ(offsetofend(struct sdr_flow_create, ec_m), SDR_FLOW_CREATE_SIZE_V2);
+	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V2);
+	CHECK_EQ(SDR_FLOW_MODIFY_SIZE_V2, 24);
+	CHECK_EQ(offsetof(struct sdr_flow_modify, ec_k), SDR_FLOW_MODIFY_SIZE_V1);
+	CHECK_EQ(offsetofend(struct sdr_flow_modify, ec_m), SDR_FLOW_MODIFY_SIZE_V2);
+	CHECK_EQ(sizeof(struct sdr_flow_modify), SDR_FLOW_MODIFY_SIZE_V2);
+	/* flow_info grew into its reserved words, not past them */
+	CHECK_EQ(offsetof(struct sdr_flow_info, ec_k), 96);
+	CHECK_EQ(offsetof(struct sdr_flow_info, ec_m), 100);
+	CHECK_EQ(sizeof(struct sdr_flow_info), SDR_FLOW_INFO_SIZE_V1);
+	CHECK_EQ(SDR_FLOW_MODIFY_EC, 2);
+}
+
 static void test_uapi_query_layout(void)
 {
 	CHECK_EQ(SDR_IOC_QUERY, _IO(SDR_IOC_MAGIC, 0x09));
@@ -86,6 +104,7 @@ static void test_uapi_policy_names(void)
 void test_uapi(void)
 {
 	TAP_RUN(test_uapi_size_v1);
+	TAP_RUN(test_uapi_size_v2);
 	TAP_RUN(test_uapi_query_layout);
 	TAP_RUN(test_uapi_policy_names);
 }

@@ -166,6 +166,13 @@ static uint32_t random_size(uint64_t *rng)
 /* Post message i; 0, or -EAGAIN when the flow has no send to spare. */
 /* When nonzero, post_msg() flips the sender's policy every n messages. */
 static uint32_t switch_every;
+/* When nonzero, post_msg() changes the sender's EC geometry every n. */
+static uint32_t ec_every;
+/* the geometries it goes through: the extremes, the default, a short one */
+static const uint32_t ec_cycle[][2] = {
+	{ 32, 8 }, { 1, 1 }, { 64, 32 }, { 4, 2 }, { 1, 32 }, { 64, 1 },
+};
+#define EC_CYCLE (sizeof(ec_cycle) / sizeof(ec_cycle[0]))
 
 static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 		    uint32_t slot)
@@ -192,6 +199,13 @@ static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 			if (ret)
 				return ret;
 		}
+	}
+	if (ec_every && i % ec_every == 0) {
+		const uint32_t *g = ec_cycle[(i / ec_every) % EC_CYCLE];
+
+		ret = sdr_flow_set_ec(self->fs, g[0], g[1]);
+		if (ret)
+			return ret;
 	}
 	switch (m->mode) {
 	case M_REGION:
@@ -592,6 +606,36 @@ TEST_F_T(pair, policy_switch_live_reorder_64, 300)
 	switch_every = 0;
 }
 
+/*
+ * EC with its geometry changed live every 5 messages, up to max_msgs in
+ * flight: each message goes with the k and m it was posted under (the
+ * receiver takes them from its packets), and every one arrives whole and
+ * intact.  The sender's FLOW_INFO and ec_geometry show the last one.
+ */
+TEST_F_T(pair, ec_geometry_live_120, 300)
+{
+	const uint32_t *last;
+	struct sdr_flow_info fi;
+	char path[256], geo[32], want[32];
+
+	ASSERT_EQ(sdr_flow_set_policy(self->fs, SDR_POLICY_EC), 0);
+	ec_every = 5;
+	transfer(self, 120, size_medium, M_REGION);
+	ec_every = 0;
+	last = ec_cycle[(119 / 5) % EC_CYCLE];
+	memset(&fi, 0, sizeof(fi));
+	ASSERT_EQ(sdr_flow_info(self->fs, &fi), 0);
+	EXPECT_EQ(fi.ec_k, last[0]);
+	EXPECT_EQ(fi.ec_m, last[1]);
+	snprintf(want, sizeof(want), "%u %u", last[0], last[1]);
+	ASSERT_EQ(flow_path(self->fs, dev0(), "ec_geometry", path, sizeof(path)), 0);
+	EXPECT_EQ(sysfs_str(path, geo, sizeof(geo)), 0);
+	EXPECT_EQ(strcmp(geo, want), 0);
+	EXPECT_EQ(flow_file(self->fs, dev0(), "ec/k"), last[0]);
+	EXPECT_EQ(flow_file(self->fs, dev0(), "ec/m"), last[1]);
+	EXPECT_GE(flow_file(self->fs, dev0(), "ec/parity_sent"), 1);
+}
+
 TEST_F_T(pair, user_pointer_100, 300)
 {
 	transfer(self, 100, size_medium, M_PTR);
@@ -748,7 +792,8 @@ TEST_F_T(pair, ec_boundary_sizes_all_modes, 300)
 TEST(ec_extreme_geometry)
 {
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_EC,
-				    .max_msg_size = 128 << 20, .max_msgs = 1 };
+				    .max_msg_size = 128 << 20, .max_msgs = 1,
+				    .ec_k = 1, .ec_m = 32 };
 	struct sdr_ctx *cs, *cr;
 	struct sdr_flow *fs, *fr;
 	struct sdr_completion c;
@@ -757,8 +802,6 @@ TEST(ec_extreme_geometry)
 	uint64_t want;
 	int got = 0;
 
-	ASSERT_EQ(set_param("ec_k", 1), 0);
-	ASSERT_EQ(set_param("ec_m", 32), 0);
 	got = flow_pair(&fa, &cs, &cr, &fs, &fr);
 	if (got)
 		TH_LOG("flow_pair: %s", strerror(errno));
@@ -780,8 +823,6 @@ TEST(ec_extreme_geometry)
 	EXPECT_EQ(c.user_data, 2);
 	EXPECT_EQ(c.len, len);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
-	EXPECT_EQ(set_param("ec_k", 32), 0);
-	EXPECT_EQ(set_param("ec_m", 8), 0);
 	sdr_close(cs);
 	sdr_close(cr);
 }

@@ -896,6 +896,11 @@ static void pick_attrs(struct thr *t, struct sdr_flow_create *c, uint32_t port_m
 		default: c->max_msg_size = 4096; c->max_msgs = 1024; break;
 		}
 	}
+	/* EC geometry: 0 (the defaults), in range, or past it (EINVAL) */
+	if (pct(t, 20)) {
+		c->ec_k = pct(t, 90) ? below(t, 65) : 65 + below(t, 1000);
+		c->ec_m = pct(t, 90) ? below(t, 33) : 33 + below(t, 1000);
+	}
 }
 
 /* A user pointer for @len bytes, described in @d. */
@@ -1814,6 +1819,8 @@ static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 		bad = "payload/chunk_size";
 	else if (c->policy > SDR_POLICY_EC)
 		bad = "policy";
+	else if (!c->ec_k || c->ec_k > 64 || !c->ec_m || c->ec_m > 32)
+		bad = "ec_k/ec_m";
 	else if (c->recv_offset == c->send_offset ||
 		 c->recv_offset == c->state_offset ||
 		 c->send_offset == c->state_offset || !c->recv_offset)
@@ -2056,14 +2063,19 @@ static void op_info(struct thr *t)
 
 	fi.flow_id = some_flow_id(t, &f, &i, &s);
 	if (pct(t, 3)) {
-		fi.__reserved[below(t, 2)] = 1;
+		fi.__reserved = 1;
 		must_fail = 1;
 	}
+	/* out only: what the caller put there does not matter */
+	fi.ec_k = (uint32_t)rnd(t);
+	fi.ec_m = (uint32_t)rnd(t);
 	r = fz_ioctl(t, s, NR_INFO, &fi, 10, must_fail, "flow=%#x", fi.flow_id);
 	if (r.clean && (fi.state > SDR_FLOW_FAILED || fi.policy > SDR_POLICY_EC ||
-			fi.peer_flow_id > 0xffffff))
-		fz_fail(t, "FLOW_INFO of %#x: state %u policy %u peer %#x out of range",
-			fi.flow_id, fi.state, fi.policy, fi.peer_flow_id);
+			fi.peer_flow_id > 0xffffff || !fi.ec_k || fi.ec_k > 64 ||
+			!fi.ec_m || fi.ec_m > 32))
+		fz_fail(t, "FLOW_INFO of %#x: state %u policy %u peer %#x ec %u/%u out of range",
+			fi.flow_id, fi.state, fi.policy, fi.peer_flow_id,
+			fi.ec_k, fi.ec_m);
 }
 
 static void op_modify(struct thr *t)
@@ -2073,11 +2085,16 @@ static void op_modify(struct thr *t)
 	int fi, s;
 
 	m.flow_id = some_flow_id(t, &f, &fi, &s);
-	m.flags = pct(t, 90) ? SDR_FLOW_MODIFY_POLICY : 0;
+	m.flags = (pct(t, 90) ? SDR_FLOW_MODIFY_POLICY : 0) |
+		  (pct(t, 30) ? SDR_FLOW_MODIFY_EC : 0);
 	m.policy = pct(t, 90) ? below(t, 3) : pct(t, 50) ? 3 + below(t, 2) :
 		   (uint32_t)rnd(t);
-	fz_ioctl(t, s, NR_MODIFY, &m, 10, 0, "flow=%#x policy=%u", m.flow_id,
-		 m.policy);
+	m.ec_k = pct(t, 90) ? below(t, 66) : (uint32_t)rnd(t);
+	m.ec_m = pct(t, 90) ? below(t, 34) : (uint32_t)rnd(t);
+	if (pct(t, 5))
+		m.size = SDR_FLOW_MODIFY_SIZE_V1;	/* no ec_k, ec_m */
+	fz_ioctl(t, s, NR_MODIFY, &m, 10, 0, "flow=%#x flags=%#x policy=%u ec %u/%u",
+		 m.flow_id, m.flags, m.policy, m.ec_k, m.ec_m);
 }
 
 /*

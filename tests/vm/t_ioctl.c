@@ -580,6 +580,152 @@ TEST(bind_errors_and_outputs)
 	close(fd);
 }
 
+/* FLOW_MODIFY of the EC geometry: 0, or the errno. */
+static int modify_ec(int fd, uint32_t flow_id, uint32_t size, uint32_t flags,
+		     uint32_t policy, uint32_t k, uint32_t m)
+{
+	struct sdr_flow_modify fm;
+
+	memset(&fm, 0, sizeof(fm));
+	fm.size = size;
+	fm.flags = flags;
+	fm.flow_id = flow_id;
+	fm.policy = policy;
+	fm.ec_k = k;
+	fm.ec_m = m;
+	return ioctl(fd, SDR_IOC_FLOW_MODIFY, &fm) ? errno : 0;
+}
+
+/* The flow's ec_geometry file, "K M". */
+static void sysfs_ec(const char *dev, uint32_t flow_id, char *out, size_t n)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/ec_geometry",
+		 dev, flow_id);
+	sysfs_str(path, out, n);
+}
+
+/*
+ * EC geometry per flow: chosen at creation (0 takes the module's ec_k and
+ * ec_m, a version-1 struct too), changed live by FLOW_MODIFY and the
+ * sysfs file, shown by FLOW_INFO and sysfs; out of range is EINVAL and
+ * changes nothing, also when a policy switch came with it.
+ */
+TEST_F(env, ec_geometry_per_flow)
+{
+	/* out of range; the first two only where 0 is not "the default" */
+	static const uint32_t bad[][2] = {
+		{ 0, 1 }, { 1, 0 }, { 65, 8 }, { 32, 33 }, { 256, 8 },
+		{ 65, 0 }, { 0, 33 }, { 0xffffffffU, 0xffffffffU },
+	};
+	struct sdr_flow_create c;
+	struct sdr_flow_info fi;
+	char path[128], geo[32];
+	uint64_t dk, dm;
+	size_t i;
+
+	dk = sysfs_u64_or("/sys/module/sdr/parameters/ec_k", 0);
+	dm = sysfs_u64_or("/sys/module/sdr/parameters/ec_m", 0);
+	ASSERT_NE(dk, 0);
+	/* 0: the defaults, written back */
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS);
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.ec_k, dk);
+	EXPECT_EQ(c.ec_m, dm);
+	/* a version-1 caller: the defaults too */
+	flow_create_arg(&c, SDR_POLICY_EC, MSG, NMSGS);
+	c.size = SDR_FLOW_CREATE_SIZE_V1;
+	c.ec_k = 7;	/* past its size: not read */
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	ASSERT_ERRNO(raw_info(self->fa, c.flow_id, &fi), 0);
+	EXPECT_EQ(fi.ec_k, dk);
+	EXPECT_EQ(fi.ec_m, dm);
+	/* the extremes */
+	flow_create_arg(&c, SDR_POLICY_EC, MSG, NMSGS);
+	c.ec_k = 64;
+	c.ec_m = 32;
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.ec_k, 64);
+	EXPECT_EQ(c.ec_m, 32);
+	for (i = 2; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sdr_flow_create b;
+
+		flow_create_arg(&b, SDR_POLICY_EC, MSG, NMSGS);
+		b.ec_k = bad[i][0];
+		b.ec_m = bad[i][1];
+		EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &b), EINVAL);
+	}
+	/* 0 for one of them: that one's default */
+	flow_create_arg(&c, SDR_POLICY_EC, MSG, NMSGS);
+	c.ec_m = 3;
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.ec_k, dk);
+	EXPECT_EQ(c.ec_m, 3);
+	flow_create_arg(&c, SDR_POLICY_EC, MSG, NMSGS);
+	c.ec_k = 64;
+	c.ec_m = 32;
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+
+	/* live: FLOW_MODIFY, FLOW_INFO and sysfs agree */
+	EXPECT_EQ(modify_ec(self->fa, c.flow_id, sizeof(struct sdr_flow_modify),
+			    SDR_FLOW_MODIFY_EC, 0, 1, 1), 0);
+	ASSERT_ERRNO(raw_info(self->fa, c.flow_id, &fi), 0);
+	EXPECT_EQ(fi.ec_k, 1);
+	EXPECT_EQ(fi.ec_m, 1);
+	sysfs_ec(dev0(), c.flow_id, geo, sizeof(geo));
+	EXPECT_EQ(strcmp(geo, "1 1"), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT_EQ(modify_ec(self->fa, c.flow_id,
+				    sizeof(struct sdr_flow_modify),
+				    SDR_FLOW_MODIFY_EC, 0, bad[i][0],
+				    bad[i][1]), EINVAL);
+	/* with a policy switch: both or neither */
+	EXPECT_EQ(modify_ec(self->fa, c.flow_id, sizeof(struct sdr_flow_modify),
+			    SDR_FLOW_MODIFY_EC | SDR_FLOW_MODIFY_POLICY,
+			    SDR_POLICY_SR, 65, 1), EINVAL);
+	EXPECT_EQ(modify_ec(self->fa, c.flow_id, sizeof(struct sdr_flow_modify),
+			    SDR_FLOW_MODIFY_EC | SDR_FLOW_MODIFY_POLICY,
+			    SDR_POLICY_NR, 2, 2), EINVAL);
+	/* a version-1 struct has no geometry to give */
+	EXPECT_EQ(modify_ec(self->fa, c.flow_id, SDR_FLOW_MODIFY_SIZE_V1,
+			    SDR_FLOW_MODIFY_EC, 0, 2, 2), EINVAL);
+	ASSERT_ERRNO(raw_info(self->fa, c.flow_id, &fi), 0);
+	EXPECT_EQ(fi.policy, SDR_POLICY_EC);
+	EXPECT_EQ(fi.ec_k, 1);
+	EXPECT_EQ(fi.ec_m, 1);
+	EXPECT_EQ(modify_ec(self->fa, c.flow_id, sizeof(struct sdr_flow_modify),
+			    SDR_FLOW_MODIFY_EC | SDR_FLOW_MODIFY_POLICY,
+			    SDR_POLICY_SR, 16, 4), 0);
+	ASSERT_ERRNO(raw_info(self->fa, c.flow_id, &fi), 0);
+	EXPECT_EQ(fi.policy, SDR_POLICY_SR);
+	EXPECT_EQ(fi.ec_k, 16);
+	EXPECT_EQ(fi.ec_m, 4);
+
+	/* sysfs: "K M" taken; anything else refused, nothing changed */
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/ec_geometry",
+		 dev0(), c.flow_id);
+	EXPECT_EQ(sysfs_write(path, "8 2\n"), 0);
+	sysfs_ec(dev0(), c.flow_id, geo, sizeof(geo));
+	EXPECT_EQ(strcmp(geo, "8 2"), 0);
+	EXPECT_EQ(sysfs_write(path, "8"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "8 2 1"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "8  2"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "-8 2"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "65 2"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "4294967304 2"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "8 x"), EINVAL);
+	EXPECT_EQ(sysfs_write(path, "0 0"), EINVAL);
+	ASSERT_ERRNO(raw_info(self->fa, c.flow_id, &fi), 0);
+	EXPECT_EQ(fi.ec_k, 8);
+	EXPECT_EQ(fi.ec_m, 2);
+	/* the module's defaults do not reach a live flow */
+	ASSERT_EQ(set_param("ec_k", 5), 0);
+	ASSERT_ERRNO(raw_info(self->fa, c.flow_id, &fi), 0);
+	EXPECT_EQ(fi.ec_k, 8);
+	ASSERT_EQ(set_param("ec_k", (unsigned int)dk), 0);
+}
+
 /* SDR_POLICY_DEFAULT and chunk_size 0 take the module's defaults. */
 TEST_F(env, flow_create_defaults)
 {

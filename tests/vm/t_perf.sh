@@ -4,7 +4,7 @@
 # it (server on rxe1, client on rxe0), and its JSON summary.
 . "$(dirname "$0")/lib.sh"
 
-plan 6
+plan 8
 sdr_load
 # A loss-free link: no NONE message may end with holes, however starved the
 # guest is (a packet gap past none_idle_ms would complete one early).
@@ -34,5 +34,29 @@ check "JSON: failed_messages 0, chunks_missing 0" \
 	test "$(field '["failed_messages"]')/$(field '["chunks_missing"]')" = "0/0"
 check "JSON: goodput and completion percentiles present" \
 	python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert j['goodput_MBps'] > 0; c=j['completion_us']; assert 0 < c['p50'] <= c['p99'] <= c['p999'] <= c['max']" "$json"
+
+# EC with the sender's own geometry (-k/-M): it shows in the JSON, and
+# parity went out at m per k data packets (64 packets of a 256 KiB message
+# at the default MTU: 16 submessages of 4, 2 parity each)
+"$perf" -d rxe1 -p 18516 --verify >"$srv" 2>&1 &
+spid=$!
+wait_listen 18516
+"$perf" -d rxe0 -p 18516 -P ec -k 4 -M 2 -s 256K -n 20 --verify --json \
+	198.18.0.2 >"$out" 2>&1
+crc=$?
+wait "$spid"
+src=$?
+json=$(tail -n 1 "$out")
+sed 's/^/# ec client: /' "$out" | tail -n 3
+check "EC -k 4 -M 2: both exit 0, JSON ec_k 4 ec_m 2, verify_errors 0" \
+	test "$crc/$src/$(field '["ec_k"]')/$(field '["ec_m"]')/$(field '["verify_errors"]')" = 0/0/4/2/0
+check "EC -k 4 -M 2: its parity, 2 per 4 data packets (the default k 32 m 8 sends half)" python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+npk = -(-262144 // j['payload'])
+full, kg = divmod(npk, 4)
+# a short last submessage of kg packets gets max(ceil(m*kg/k), min(m, kg))
+want = 20 * (2 * full + (max(-(-2 * kg // 4), min(2, kg)) if kg else 0))
+assert want // 2 < j['parity_packets'] <= want, (j['parity_packets'], want)" "$json"
 rm -f "$out" "$srv"
 done_testing

@@ -7,7 +7,7 @@
 # range-checked by the kernel and restored, usage errors exit 2.
 . "$(dirname "$0")/lib.sh"
 
-plan 22
+plan 23
 sdr_load
 ctl=$TOP/tools/sdrctl
 perf=$TOP/tools/sdr_perf
@@ -93,6 +93,14 @@ urc=$?
 "$ctl" set flow "rxe0/$fid" policy none
 nrc=$?
 pol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
+# EC geometry, live: taken, shown back; out of range refused, kept
+"$ctl" set flow "rxe0/$fid" ec 16 4
+erc=$?
+geo=$(cat "/sys/class/sdr/rxe0/flows/$fid/ec_geometry" 2>&1)
+eerr=$("$ctl" set flow "rxe0/$fid" ec 65 4 2>&1)
+eerc=$?
+geo2=$(cat "/sys/class/sdr/rxe0/flows/$fid/ec_geometry" 2>&1)
+etext=$("$ctl" flow show dev rxe0)
 kill -INT "$cpid"
 diag "flows: $flows"
 check "flow -j: the client's flow on rxe0 with its pid, policy none, connected" py "
@@ -122,7 +130,7 @@ b = [x for x in j if x['id'] == $cid][0]['counters']
 assert b['tx_bytes'] > a['tx_bytes'] and b['msgs_sent'] > a['msgs_sent'], (a, b)" \
 	"$later" "$flows"
 check "flow text: rxe0/$cid with pid and policy" \
-	grep -E "^rxe0/$cid: pid $cpid .*policy none policies none state connected" <<<"$text"
+	grep -E "^rxe0/$cid: pid $cpid .*policy none policies none ec_k [0-9]+ ec_m [0-9]+ state connected" <<<"$text"
 check "stats -j -s: device counters and totals, drops, the client's flow with its drops" py "
 d = j[0]
 assert d['dev'] == 'rxe0' and d['counters']['tx_packets'] > 0
@@ -141,6 +149,12 @@ good=0
 	grep -qF "set flow rxe0/$fid policy auto: Operation not supported (the loaded module does not run this policy; it runs $runs)" <<<"$uerr" &&
 	good=1
 check "set flow policy adaptive, auto: exit 1, not run, names $runs; none: exit 0" test $good = 1
+good=0
+[ "$erc/$eerc" = 0/1 ] && [ "$geo" = "16 4" ] && [ "$geo2" = "16 4" ] &&
+	grep -qF "set flow rxe0/$fid ec 65 4: Invalid argument (k is 1..64, m 1..32)" <<<"$eerr" &&
+	grep -qE "^rxe0/$fid: .* ec_k 16 ec_m 4 state" <<<"$etext" && good=1
+check "set flow ec 16 4: taken and shown; ec 65 4: exit 1, names the ranges, kept" test $good = 1
+diag "set flow ec: rc $erc/$eerc, ec_geometry '$geo' then '$geo2': $eerr"
 diag "set flow adaptive: rc $arc: $aerr"
 wait "$cpid"
 crc=$?
