@@ -153,11 +153,7 @@ static int sdr_ioc_flow_destroy(struct sdr_ctx *ctx, void *p)
 
 static int sdr_ioc_flow_info(struct sdr_ctx *ctx, void *p)
 {
-	struct sdr_flow_info *arg = p;
-
-	if (arg->__reserved)
-		return -EINVAL;
-	return sdr_flow_info(ctx, arg);
+	return sdr_flow_info(ctx, p);
 }
 
 static int sdr_ioc_recv_post(struct sdr_ctx *ctx, void *p)
@@ -246,7 +242,7 @@ SDR_V1_ENDS_AT(sdr_bind, ring, SDR_BIND_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_create, pkt_bitmap, SDR_FLOW_CREATE_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_connect, peer, SDR_FLOW_CONNECT_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_destroy, __reserved, SDR_FLOW_DESTROY_SIZE_V1);
-SDR_V1_ENDS_AT(sdr_flow_info, __reserved, SDR_FLOW_INFO_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_info, spurious_retx, SDR_FLOW_INFO_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_recv_post, user_data, SDR_RECV_POST_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_recv_complete, __reserved, SDR_RECV_COMPLETE_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_send_post, __reserved, SDR_SEND_POST_SIZE_V1);

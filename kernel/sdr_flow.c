@@ -1120,6 +1120,7 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 	arg->rx_bytes = flow->stats.rx_bytes;
 	arg->rx_dropped = flow->stats.rx_dropped;
 	arg->retransmits = flow->sr.st.retx_pkts;
+	arg->spurious_retx = flow->sr.st.spurious;
 	arg->parity_sent = flow->sr.st.parity_tx;
 	arg->recovered = flow->sr.st.ec_recovered;
 	arg->ec_k = flow->ec_k;

@@ -37,7 +37,7 @@
 #define STALL_US	(60 * 1000000LL)	/* any side: no progress at all */
 #define CTL_TIMEOUT_MS	30000
 #define PERF_MAGIC	0x46524453u		/* "SDRF" */
-#define PERF_VERSION	1
+#define PERF_VERSION	2	/* 2: struct result has spurious */
 #define MB		1048576.0		/* MB/s as perftest reports it */
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_VERIFY = 3 };
@@ -84,6 +84,7 @@ struct result {
 	uint64_t ok, partial, failed;
 	uint64_t chunks_missing, verify_errors;
 	uint64_t retransmits, tx_packets, rx_packets, rx_dropped;
+	uint64_t spurious;	/* retransmissions the original made useless */
 	uint64_t parity_sent, recovered;	/* EC */
 	uint64_t usec;		/* measured interval */
 	uint64_t p50, p99, p999, max;	/* completion times, us */
@@ -835,6 +836,7 @@ static void report(struct run *r)
 	uint64_t failed = rx ? rx->failed : r->me.failed;
 	uint64_t verr = rx ? rx->verify_errors : 0;
 	uint64_t retx = tx ? tx->retransmits : 0;
+	uint64_t spurious = tx ? tx->spurious : 0;
 	uint64_t parity = tx ? tx->parity_sent : 0;
 	uint64_t recovered = rx ? rx->recovered : 0;
 
@@ -863,9 +865,9 @@ static void report(struct run *r)
 		printf("---------------------------------------------------------------------------------------\n");
 		printf(" ok %" PRIu64 "  partial %" PRIu64 "  failed %" PRIu64
 		       "  chunks missing %" PRIu64 "  verify errors %" PRIu64
-		       "  retransmitted packets %" PRIu64 "%s\n",
+		       "  retransmitted packets %" PRIu64 " (%" PRIu64 " spurious)%s\n",
 		       rx ? rx->ok : 0, rx ? rx->partial : 0, failed, missing, verr,
-		       retx, r->have_peer ? "" : "  (peer results missing)");
+		       retx, spurious, r->have_peer ? "" : "  (peer results missing)");
 		if (o->policy == SDR_POLICY_EC)
 			printf(" parity packets sent %" PRIu64
 			       "  packets rebuilt from parity %" PRIu64
@@ -884,6 +886,7 @@ static void report(struct run *r)
 		       ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 "},"
 		       "\"completion_time\":\"%s\","
 		       "\"chunks_missing\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
+		       ",\"spurious_retransmits\":%" PRIu64
 		       ",\"parity_packets\":%" PRIu64 ",\"recovered_packets\":%" PRIu64
 		       ",\"failed_messages\":%" PRIu64 ",\"verify_errors\":%" PRIu64
 		       ",\"partial_messages\":%" PRIu64 ",\"delivered_bytes\":%" PRIu64
@@ -895,7 +898,7 @@ static void report(struct run *r)
 		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
-		       missing, retx, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
+		       missing, retx, spurious, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
 		       tx ? tx->messages : 0, tx ? tx->ok : 0, tx ? tx->failed : 0,
 		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.payload,
 		       r->fp.max_msgs, r->ec_k, r->ec_m, r->have_peer ? "true" : "false");
@@ -1008,6 +1011,7 @@ int main(int argc, char **argv)
 	lat_finish(&r.lat, &r.me);
 	if (!sdr_flow_info(r.flow, &fi)) {
 		r.me.retransmits = fi.retransmits;
+		r.me.spurious = fi.spurious_retx;
 		r.me.parity_sent = fi.parity_sent;
 		r.me.recovered = fi.recovered;
 		r.me.tx_packets = fi.tx_packets;

@@ -316,7 +316,7 @@ struct sdr_flow_destroy {
 /*
  * SDR_IOC_FLOW_INFO - query a flow.
  * out: state (SDR_FLOW_*), policy, peer flow id, counters, EC geometry
- *      (ec_k, ec_m).  __reserved is zero in.
+ *      (ec_k, ec_m).
  */
 #define SDR_FLOW_IDLE		0	/* created, not connected */
 #define SDR_FLOW_CONNECTED	1
@@ -342,7 +342,8 @@ struct sdr_flow_info {
 	__aligned_u64 recovered;	/* packets rebuilt from parity */
 	__u32 ec_k;			/* EC geometry of messages posted now */
 	__u32 ec_m;			/* (0 from kernels before it) */
-	__aligned_u64 __reserved;
+	/* retransmissions the original made useless (0 from older kernels) */
+	__aligned_u64 spurious_retx;
 };
 #define SDR_FLOW_INFO_SIZE_V1	112
 

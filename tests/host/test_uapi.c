@@ -31,7 +31,7 @@ static void test_uapi_size_v1(void)
 	V1(sdr_flow_create, SDR_FLOW_CREATE_SIZE_V1, pkt_bitmap, 176);
 	V1(sdr_flow_connect, SDR_FLOW_CONNECT_SIZE_V1, peer, 88);
 	V1(sdr_flow_destroy, SDR_FLOW_DESTROY_SIZE_V1, __reserved, 16);
-	V1(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, __reserved, 112);
+	V1(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, spurious_retx, 112);
 	V1(sdr_recv_post, SDR_RECV_POST_SIZE_V1, user_data, 32);
 	V1(sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1, __reserved, 24);
 	V1(sdr_send_post, SDR_SEND_POST_SIZE_V1, __reserved, 56);
@@ -58,6 +58,7 @@ static void test_uapi_size_v2(void)
 	/* flow_info grew into its reserved words, not past them */
 	CHECK_EQ(offsetof(struct sdr_flow_info, ec_k), 96);
 	CHECK_EQ(offsetof(struct sdr_flow_info, ec_m), 100);
+	CHECK_EQ(offsetof(struct sdr_flow_info, spurious_retx), 104);
 	CHECK_EQ(sizeof(struct sdr_flow_info), SDR_FLOW_INFO_SIZE_V1);
 	CHECK_EQ(SDR_FLOW_MODIFY_EC, 2);
 }
