@@ -36,6 +36,10 @@ static void usage(FILE *f)
 "  --chunk BYTES      user bitmap chunk (64K)\n"
 "  --mtu BYTES        UD MTU: payload = MTU - 40 byte sdr header (4096)\n"
 "  --recovery MODE    nack (receiver NACKs + RTO, default) or rto (RTO only)\n"
+"  --timers MODE      path: paced at the link rate, timers from its RTT\n"
+"                     (default); module: as sdr.ko runs the engine with its\n"
+"                     default parameters (no pacing, 256 packets in flight,\n"
+"                     reorder 5 ms, NACK rounds 20 ms, RTO from 100 ms)\n"
 "  --alpha PCT        RTO = SRTT + max(alpha%% * SRTT, 4 RTTVAR) (25)\n"
 "  --backoff N        RTO doublings while the peer is silent, 0..16 (7)\n"
 "  --ack-every N      receiver ACKs every N packets (16)\n"
@@ -135,7 +139,7 @@ static const char *fmt_time(double ns, char *buf, size_t n)
 enum {
 	O_BW = 256, O_RTT, O_DELAY, O_DIST, O_LOSS, O_BURST, O_SIZE, O_COUNT,
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
-	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA,
+	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
 };
 
 static const struct option opts[] = {
@@ -150,6 +154,7 @@ static const struct option opts[] = {
 	{ "backoff", 1, NULL, O_BACKOFF }, { "ack-every", 1, NULL, O_ACKEVERY },
 	{ "help", 0, NULL, O_HELP }, { "k", 1, NULL, O_K },
 	{ "m", 1, NULL, O_M }, { "beta", 1, NULL, O_BETA },
+	{ "timers", 1, NULL, O_TIMERS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -235,6 +240,14 @@ int main(int argc, char **argv)
 			else
 				bad = 1;
 			break;
+		case O_TIMERS:
+			if (!strcmp(optarg, "path"))
+				p.module_timers = 0;
+			else if (!strcmp(optarg, "module"))
+				p.module_timers = 1;
+			else
+				bad = 1;
+			break;
 		case O_ALPHA: p.alpha_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_BACKOFF:
 			p.max_backoff = (uint32_t)strtoul(optarg, NULL, 0);
@@ -273,7 +286,7 @@ int main(int argc, char **argv)
 	if (json) {
 		printf("{\"policy\":\"%s\",\"bw_bps\":%.0f,\"rtt_ns\":%llu,\"loss\":%g,"
 		       "\"burst\":%g,\"size\":%llu,\"count\":%u,\"mtu\":%u,\"payload\":%u,"
-		       "\"recovery\":\"%s\",\"alpha_pct\":%u,\"backoff\":%u,\"seed\":%llu,"
+		       "\"recovery\":\"%s\",\"timers\":\"%s\",\"alpha_pct\":%u,\"backoff\":%u,\"seed\":%llu,"
 		       "\"completed\":%u,\"failed\":%u,"
 		       "\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p99_ns\":%.0f,\"p999_ns\":%.0f,"
 		       "\"goodput_bps\":%.0f,\"srtt_ns\":%.0f,\"rto_ns\":%.0f,"
@@ -282,7 +295,8 @@ int main(int argc, char **argv)
 		       "\"events\":%llu,\"cpu_s\":%.3f",
 		       pol, p.bw_bps, (unsigned long long)(2 * p.owd_ns), p.loss, p.burst,
 		       (unsigned long long)p.size, p.count, mtu, p.pay,
-		       p.nack ? "nack" : "rto", p.alpha_pct, p.max_backoff,
+		       p.nack ? "nack" : "rto", p.module_timers ? "module" : "path",
+		       p.alpha_pct, p.max_backoff,
 		       (unsigned long long)p.seed, r.n, r.failed,
 		       r.mean_ns, r.p50_ns, r.p99_ns, r.p999_ns, r.goodput_bps,
 		       r.srtt_ns, r.rto_ns,

@@ -188,6 +188,17 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 	c->pkts_per_chunk = p->chunk / p->pay ? p->chunk / p->pay : 1;
 	c->flags = p->nack ? 0 : SDR_SR_CFG_NO_NACK;
 	c->ec_beta_pct = p->beta_pct;
+	if (p->module_timers) {
+		/* kernel/sdr_params.c's defaults, as sdr_flow_engine_init() uses them */
+		c->max_inflight = 256;
+		c->pace_bps = 0;
+		c->rto_init_ns = 100000000ULL;
+		c->rto_min_ns = 1000000ULL;
+		c->rto_max_ns = 2000000000ULL;
+		c->ack_delay_ns = 1000000ULL;
+		c->reorder_ns = 5000000ULL;
+		c->nack_interval_ns = 20000000ULL;
+	}
 }
 
 static int cmp_d(const void *a, const void *b)

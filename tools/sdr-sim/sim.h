@@ -36,6 +36,13 @@ struct sim_params {
 	uint32_t ec_k;
 	uint32_t ec_m;
 	uint32_t beta_pct;	/* EC RTO hold: + beta% of SRTT + (k+m) packet times */
+	/*
+	 * 1: the engine configured as sdr.ko configures it with its module
+	 * parameters' defaults (no pacing: the sender hands out up to
+	 * max_inflight packets at once and the link queues them; fixed
+	 * reorder and NACK timers, RTO from 100 ms), not for the path.
+	 */
+	int	module_timers;
 };
 
 struct sim_result {
