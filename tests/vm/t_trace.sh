@@ -6,6 +6,10 @@
 # from bpftrace (a dependency, tools/deps): under EC, its counts of
 # sdr_retransmit and of the packets sdr_pkt_recovered reports equal the
 # sender's retransmit and the receiver's recovered counters.
+# bpftrace compiles its program with LLVM when it starts, which under TCG
+# on a busy host (a second guest beside this one) has taken minutes: the
+# program gets three times the usual bound (tests/vm/run).
+# vm-timeout-factor: 3
 . "$(dirname "$0")/lib.sh"
 
 plan 9
@@ -67,11 +71,13 @@ bpftrace -o "$bt" -e 'tracepoint:sdr:sdr_retransmit { @retx = count(); }
 	tracepoint:sdr:sdr_pkt_recovered { @rec = sum(args->count); }' &
 bpid=$!
 # attaching compiles the program: slow under TCG (the bound only catches a hang)
-wait_for 300 grep -q Attaching "$bt" || diag "bpftrace not attached after 300 s"
+wait_for 900 grep -q Attaching "$bt" || diag "bpftrace not attached after 900 s"
 lossy_run ec 18651
 # Both ends have exited: every event has fired, and bpftrace counts in
-# the kernel as they fire.
+# the kernel as they fire.  It prints its maps on SIGINT and exits.
 kill -INT "$bpid"
+wait_for 300 sh -c "! kill -0 $bpid 2>/dev/null" ||
+	{ diag "bpftrace still running 300 s after SIGINT: killed"; kill -KILL "$bpid"; }
 wait "$bpid"
 retx=$(field retransmitted_packets)
 rec=$(field recovered_packets)
