@@ -183,7 +183,6 @@ static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_modify *arg = p;
 	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
-
 	int ret;
 
 	if (!flow)

@@ -332,11 +332,12 @@ static ssize_t policies_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
 	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	unsigned long ready = READ_ONCE(flow->policies_ready);
 	const struct sdr_policy_ops *ops;
 	ssize_t n = 0;
 	u32 i;
 
-	sdr_for_each_policy_in(ops, i, READ_ONCE(flow->policies_ready))
+	sdr_for_each_policy_in(ops, i, ready)
 		n += sysfs_emit_at(buf, n, "%s%s", n ? " " : "",
 				   sdr_policy_name(ops->id));
 	return n + sysfs_emit_at(buf, n, "\n");
