@@ -613,7 +613,6 @@ static void show_values(const char *dir, const char *const *order,
 	names_free(&l);
 }
 
-/* "<gid> <qpn> <flow_id>" or "-". */
 /* ec_geometry "K M": "ec_k" and "ec_m" */
 static void j_ec(const char *v)
 {
@@ -637,6 +636,7 @@ static void print_ec(const char *v)
 		printf(" ec_geometry %s", v);
 }
 
+/* "<gid> <qpn> <flow_id>" or "-". */
 static void j_peer(const char *v)
 {
 	char gid[128];
