@@ -61,8 +61,8 @@ vm-check: deps all
 
 # The static checks first (checkpatch, sparse: a minute), then the host
 # tests, the fuzzers, the VM suite and a named subset of it on the debug
-# kernel (SDR_CHECK_DEBUG=0 leaves that out; its first build takes about
-# 20 minutes, then it is cached); one summary line at the end.
+# kernel (SDR_CHECK_DEBUG=0 leaves that out; its first build takes 8 to 25
+# minutes, then it is cached); one summary line at the end.
 SDR_CHECK_DEBUG ?= 1
 check: deps all
 	@KDIR=$(KDIR) SDR_CHECK_DEBUG=$(SDR_CHECK_DEBUG) $(TOP)/tests/run-all
