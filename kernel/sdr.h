@@ -80,6 +80,7 @@ enum sdr_dev_counter {
 	SDR_DEV_TX_ERRORS,	/* send completions with an error */
 	SDR_DEV_RX_ERRORS,	/* receive completions with an error */
 	SDR_DEV_CTRL_DROPPED,	/* control packets not sent (no send context) */
+	SDR_DEV_QP_RECOVERIES,	/* times the QP came back from an error */
 	SDR_DEV_NR_COUNTERS
 };
 
@@ -136,6 +137,8 @@ struct sdr_dev {
 	bool			broken;		/* QP could not be recovered */
 	struct mutex		qp_mutex;	/* QP state changes vs. its destruction */
 	struct work_struct	resume_work;	/* SQE -> RTS after a send error */
+	struct ib_cqe		drain_cqe;	/* marker receive of a recovery */
+	struct completion	drained;	/* ... came back */
 
 	/* Receive buffers: a GRH slot and a page each, always posted. */
 	struct sdr_rx		*rx;

@@ -16,7 +16,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -26,6 +25,8 @@
 
 #define SDR_GRH_LEN	40
 #define SDR_TX_BUF_LEN	256	/* header + the largest control body */
+/* how long a device in ERR may take to hand back its posted work */
+#define SDR_DRAIN_TIMEOUT	(30 * HZ)
 
 struct sdr_rx {
 	struct ib_cqe		cqe;
@@ -33,7 +34,6 @@ struct sdr_rx {
 	struct page		*page;
 	u64			dma;
 	unsigned int		idx;
-	bool			posted;		/* its completion is still due */
 };
 
 struct sdr_tx {
@@ -77,13 +77,8 @@ static int sdr_rx_post(struct sdr_rx *rx)
 		.sg_list	= sge,
 		.num_sge	= 2,
 	};
-	int ret;
 
-	WRITE_ONCE(rx->posted, true);
-	ret = ib_post_recv(sdev->qp, &wr, NULL);
-	if (ret)
-		WRITE_ONCE(rx->posted, false);
-	return ret;
+	return ib_post_recv(sdev->qp, &wr, NULL);
 }
 
 /* The source GID of a received packet, from the GRH slot. */
@@ -117,7 +112,6 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 len;
 	int ret;
 
-	WRITE_ONCE(rx->posted, false);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
@@ -432,31 +426,62 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 
 static int sdr_qp_ready(struct sdr_dev *sdev);
 
-static bool sdr_rx_all_back(struct sdr_dev *sdev)
+/* The marker receive of sdr_net_drain() came back. */
+static void sdr_net_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	unsigned int i;
+	struct sdr_dev *sdev = container_of(wc->wr_cqe, struct sdr_dev,
+					    drain_cqe);
 
-	for (i = 0; i < sdev->nr_rx; i++)
-		if (READ_ONCE(sdev->rx[i].posted))
-			return false;
-	return true;
+	complete(&sdev->drained);
+}
+
+/*
+ * With the QP in ERR, wait until the device has handed back every posted
+ * receive buffer and send context.  A marker receive posted behind the
+ * buffers completes after all of them (a queue's work completes in order
+ * and the CQ's poller runs its handlers in that order), so once it is
+ * back no handler of an earlier buffer is still due; send contexts count
+ * themselves back in tx_inflight.  -ETIMEDOUT when the device did not
+ * flush in SDR_DRAIN_TIMEOUT.
+ */
+static int sdr_net_drain(struct sdr_dev *sdev)
+{
+	struct ib_recv_wr wr = { .wr_cqe = &sdev->drain_cqe };
+	unsigned long deadline = jiffies + SDR_DRAIN_TIMEOUT;
+	int ret;
+
+	reinit_completion(&sdev->drained);
+	ret = ib_post_recv(sdev->qp, &wr, NULL);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&sdev->drained, SDR_DRAIN_TIMEOUT))
+		return -ETIMEDOUT;
+	if (!wait_event_timeout(sdev->tx_wait,
+				!atomic_read(&sdev->tx_inflight),
+				max_t(long, deadline - jiffies, 1)))
+		return -ETIMEDOUT;
+	return 0;
 }
 
 /*
  * Bring the QP back to RTS from SQE or ERR, keeping its number (peers
  * know it).  Sends are paused and the receive handlers stop reposting;
- * once every posted buffer came back flushed (so no completion of the old
- * queues is left), RESET empties the queues, the QP is readied again and
- * every buffer is posted anew.  Packets lost meanwhile are the reliability
- * policy's business, as on the wire.
+ * once the device handed back all posted work (sdr_net_drain()), RESET
+ * empties the queues, the QP is readied again and every receive buffer
+ * is posted anew.  Packets lost meanwhile are the reliability policy's
+ * business, as on the wire.  A device that does not give its work back
+ * or cannot be readied is broken: its flows fail.
  */
 static void sdr_net_recover(struct sdr_dev *sdev)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
 	struct ib_qp_init_attr init;
-	unsigned int i, lost = 0;
-	int ret, waited;
+	unsigned int i;
+	int ret;
 
+	lockdep_assert_held(&sdev->qp_mutex);
+	if (READ_ONCE(sdev->broken))
+		return;
 	if (!ib_query_qp(sdev->qp, &attr, IB_QP_STATE, &init)) {
 		if (attr.qp_state == IB_QPS_RTS)
 			return;
@@ -474,16 +499,20 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 	WRITE_ONCE(sdev->rx_stopped, true);
 	synchronize_rcu();
 	attr.qp_state = IB_QPS_ERR;
-	ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
-	for (waited = 0; waited < 200; waited++) {
-		if (sdr_rx_all_back(sdev) && !atomic_read(&sdev->tx_inflight))
-			break;
-		usleep_range(10000, 11000);
-	}
-	attr.qp_state = IB_QPS_RESET;
 	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
 	if (!ret)
+		ret = sdr_net_drain(sdev);
+	if (!ret) {
+		attr.qp_state = IB_QPS_RESET;
+		ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
+	}
+	if (!ret)
 		ret = sdr_qp_ready(sdev);
+	if (!ret) {
+		WRITE_ONCE(sdev->rx_stopped, false);
+		for (i = 0; i < sdev->nr_rx && !ret; i++)
+			ret = sdr_rx_post(&sdev->rx[i]);
+	}
 	/* fault injection for the tests: a recovery that fails */
 	if (!ret && READ_ONCE(sdr_fail_qp_recovery))
 		ret = -EIO;
@@ -499,20 +528,12 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 		sdr_dev_fail_flows(sdev);
 		return;
 	}
-	WRITE_ONCE(sdev->rx_stopped, false);
-	for (i = 0; i < sdev->nr_rx; i++) {
-		/* Still out after the wait: RESET dropped it, or it is late. */
-		if (READ_ONCE(sdev->rx[i].posted)) {
-			lost++;
-			continue;
-		}
-		sdr_rx_post(&sdev->rx[i]);
-	}
 	spin_lock_bh(&sdev->tx_lock);
 	sdev->tx_paused = false;
 	spin_unlock_bh(&sdev->tx_lock);
-	pr_info("%s: QP %u recovered (%u receive buffers not back)\n",
-		sdev->name, sdev->qp->qp_num, lost);
+	sdr_dev_count(sdev, SDR_DEV_QP_RECOVERIES, 1);
+	pr_info_ratelimited("%s: QP %u recovered\n", sdev->name,
+			    sdev->qp->qp_num);
 }
 
 static void sdr_net_resume_work(struct work_struct *work)
@@ -677,6 +698,8 @@ int sdr_net_init(struct sdr_dev *sdev)
 		return -EOPNOTSUPP;
 	mutex_init(&sdev->qp_mutex);
 	INIT_WORK(&sdev->resume_work, sdr_net_resume_work);
+	init_completion(&sdev->drained);
+	sdev->drain_cqe.done = sdr_net_drain_done;
 
 	sdev->pd = ib_alloc_pd(sdev->ibdev, 0);
 	if (IS_ERR(sdev->pd)) {
@@ -690,7 +713,8 @@ int sdr_net_init(struct sdr_dev *sdev)
 		ret = PTR_ERR(sdev->send_cq);
 		goto err_dealloc_pd;
 	}
-	sdev->recv_cq = ib_alloc_cq(sdev->ibdev, sdev, sdr_recv_depth, 0,
+	/* one more receive than the buffers: sdr_net_drain()'s marker */
+	sdev->recv_cq = ib_alloc_cq(sdev->ibdev, sdev, sdr_recv_depth + 1, 0,
 				    IB_POLL_SOFTIRQ);
 	if (IS_ERR(sdev->recv_cq)) {
 		ret = PTR_ERR(sdev->recv_cq);
@@ -700,7 +724,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 	init.send_cq = sdev->send_cq;
 	init.recv_cq = sdev->recv_cq;
 	init.cap.max_send_wr = sdr_send_depth;
-	init.cap.max_recv_wr = sdr_recv_depth;
+	init.cap.max_recv_wr = sdr_recv_depth + 1;
 	init.cap.max_send_sge = SDR_TX_SGE;
 	init.cap.max_recv_sge = 2;
 	init.sq_sig_type = IB_SIGNAL_ALL_WR;

@@ -111,6 +111,7 @@ static struct sdr_counter_attr sdr_counter_attrs[] = {
 	SDR_COUNTER(rx_bytes, SDR_DEV_RX_BYTES),
 	SDR_COUNTER(tx_errors, SDR_DEV_TX_ERRORS),
 	SDR_COUNTER(rx_errors, SDR_DEV_RX_ERRORS),
+	SDR_COUNTER(qp_recoveries, SDR_DEV_QP_RECOVERIES),
 	SDR_COUNTER(ctrl_dropped, SDR_DEV_CTRL_DROPPED),
 };
 

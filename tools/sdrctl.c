@@ -565,7 +565,7 @@ static const char *const flow_key_counters[] = {
 
 static const char *const dev_counter_order[] = {
 	"tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "tx_errors",
-	"rx_errors", "ctrl_dropped", "retransmits", "timeouts",
+	"rx_errors", "qp_recoveries", "ctrl_dropped", "retransmits", "timeouts",
 	"spurious_retx", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx",
 	"rnr_tx", "rnr_rx", "parity_sent", "parity_received",
 	"pkts_recovered", "decodes", "msgs_sent", "msgs_received",

@@ -7,7 +7,7 @@
 # show up as sdr:sdr_msg_failed events).
 . "$(dirname "$0")/lib.sh"
 
-plan 11
+plan 12
 sdr_load
 perf=$TOP/tools/sdr_perf
 tmp=$(mktemp -d)
@@ -58,6 +58,7 @@ retx=$(jfield "$tmp/ackloss.cli" retransmitted_packets)
 check "ACK loss: the sender had to retransmit" test "${retx:-0}" -gt 0
 
 # 2. The link goes down for 2 s in the middle of a transfer.
+rec0=$(cat /sys/class/sdr/rxe0/counters/qp_recoveries)
 run_pair linkdown -s 1M -n 150
 mid_transfer linkdown 150; mid=$?
 ip link set veth0 down
@@ -69,6 +70,11 @@ tail -n 3 "$tmp/linkdown.cli" | sed 's/^/# /'
 check "link down 2 s mid-transfer: both ends exit 0" test "$mid/$crc/$src" = 0/0/0
 check "link down 2 s: 150 messages, verify_errors 0, failed 0" \
 	test "$(jfield "$tmp/linkdown.cli" messages)/$(jfield "$tmp/linkdown.cli" verify_errors)/$(jfield "$tmp/linkdown.cli" failed_messages)" = 150/0/0
+# Sends fail while the route is gone: the QP went to ERR and came back,
+# each time with every receive buffer posted again (the transfer above
+# could not have finished otherwise).
+rec=$(( $(cat /sys/class/sdr/rxe0/counters/qp_recoveries) - rec0 ))
+check "link down 2 s: rxe0's QP recovered ($rec times)" test "$rec" -gt 0
 
 # 3. The receiver's device disappears mid-transfer.
 T=/sys/kernel/tracing
