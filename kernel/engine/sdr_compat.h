@@ -100,6 +100,8 @@ typedef uint32_t __le32;
 #define min_t(t, a, b)	min((t)(a), (t)(b))
 #define max_t(t, a, b)	max((t)(a), (t)(b))
 #define clamp_t(t, v, lo, hi)	min_t(t, max_t(t, v, lo), hi)
+#define min3(a, b, c)	min(min(a, b), c)
+#define max3(a, b, c)	max(max(a, b), c)
 
 #ifndef static_assert
 #define static_assert(e, msg)	_Static_assert(e, msg)

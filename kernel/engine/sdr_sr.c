@@ -15,6 +15,15 @@
 
 /* an echoed timestamp older than this is not an RTT sample (us) */
 #define SDR_SR_MAX_RTT_US	60000000U
+/* ADAPTIVE: the smallest reorder window, whatever the arrivals say */
+#define SDR_SR_AD_MIN_REO_NS	50000ULL
+/* ADAPTIVE: repairs without a late original before the window halves */
+#define SDR_SR_AD_CLEAN		16
+
+static bool sdr_sr_adaptive(const struct sdr_sr_flow *f)
+{
+	return f->cfg.flags & SDR_SR_CFG_ADAPTIVE;
+}
 
 static u64 sdr_sat_add(u64 a, u64 b)
 {
@@ -43,6 +52,30 @@ void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg)
 	cfg->ec_beta_pct = 100;
 }
 
+static void sdr_sr_pace_burst(struct sdr_sr_flow *f)
+{
+	f->pace_burst_ns = div_u64(((u64)f->cfg.pace_burst * f->pace_fs1024) >> 10,
+				   1000);
+}
+
+/*
+ * ADAPTIVE paces at the rate its receiver sees packets arrive (@gap_ns
+ * apart, full packets), 5/4 of it so the rate climbs to what the path
+ * carries: at the bottleneck's rate the queue stops growing, instead of
+ * holding a window's worth while losses wait to be repaired behind it.
+ * Never faster than cfg.pace_bps allows.
+ */
+static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns)
+{
+	u64 fs;
+
+	f->peer_gap_ns = gap_ns;
+	fs = div_u64(((u64)gap_ns * 1000 * 16 / 17) << 10,
+		     f->cfg.pay + SDR_WIRE_HDR_LEN);
+	f->pace_fs1024 = max(fs, f->pace_cfg_fs1024);
+	sdr_sr_pace_burst(f);
+}
+
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 {
 	memset(f, 0, sizeof(*f));
@@ -57,8 +90,8 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 	if (cfg->pace_bps)
 		f->pace_fs1024 = div64_u64(8000000000000ULL << 10,
 					   cfg->pace_bps);
-	f->pace_burst_ns = div_u64(((u64)cfg->pace_burst * f->pace_fs1024) >> 10,
-				   1000);
+	f->pace_cfg_fs1024 = f->pace_fs1024;
+	sdr_sr_pace_burst(f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -614,6 +647,11 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	m->last_heard_ns = now_ns;
 	m->silent_rtos = 0;
+	if (sdr_sr_adaptive(f) && hdr->imm &&
+	    !(hdr->aux & (SDR_ACK_F_COMPLETE | SDR_ACK_F_ABORT)))
+		sdr_sr_pace_learn(f, min_t(u32, hdr->imm,
+					   (u32)min_t(u64, f->cfg.rto_max_ns,
+						      U32_MAX)));
 
 	if (hdr->aux & SDR_ACK_F_ABORT) {
 		/* the receiver discarded the message: it failed, not arrived */
@@ -649,9 +687,14 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		/*
 		 * Resend a named hole only if its last copy had time to
 		 * arrive before the receiver looked (one SRTT ago): a copy
-		 * sent since then is still on its way.
+		 * sent since then is still on its way.  ADAPTIVE's receiver
+		 * NACKs a hole only once its copy is overdue (it learned how
+		 * long repairs take), so only the physical bound is left:
+		 * a copy younger than the path's minimum RTT cannot be what
+		 * the NACK is about.
 		 */
-		u64 guard = f->rtt.samples ? f->rtt.srtt_ns : 0;
+		u64 guard = !f->rtt.samples ? 0 :
+			    sdr_sr_adaptive(f) ? f->rtt.min_ns : f->rtt.srtt_ns;
 
 		end = min_t(u32, ack->base + ack->nbits, m->next_new);
 		for (i = ack->base; i < end; i++) {
@@ -765,22 +808,63 @@ void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
 	r->nack_at_ns = U64_MAX;
 	r->nack_fresh_at_ns = U64_MAX;
 	r->ec_tail_at_ns = U64_MAX;
+	r->tail_at_ns = U64_MAX;
 	if (n)
 		sdr_bitmap_zero(r->map, n);
 }
 
-static u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
+/*
+ * How long a hole may stay before it is NACKed.  ADAPTIVE: as late as
+ * reordered packets were seen to come, and at least two gaps between
+ * packets; the configured value until the flow has seen two arrivals.
+ */
+u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
 {
+	if (sdr_sr_adaptive(f) && f->ad.gap_ns)
+		return max3(f->ad.reo_ns, 2 * f->ad.gap_ns, SDR_SR_AD_MIN_REO_NS);
 	if (f->cfg.reorder_ns)
 		return f->cfg.reorder_ns;
 	return sdr_rtt_srtt(&f->rtt) >> 2;
 }
 
-static u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
+/*
+ * Between NACK rounds of a message.  ADAPTIVE: as long as a NACKed hole
+ * was seen to take to be repaired, plus its variation (or the reorder
+ * window, if longer), so a round NACKs only repairs that are overdue.
+ */
+u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 {
+	if (sdr_sr_adaptive(f) && f->ad.rec_ns)
+		return f->ad.rec_ns + max(4 * f->ad.rec_var_ns,
+					  sdr_sr_reorder_ns(f));
 	if (f->cfg.nack_interval_ns)
 		return f->cfg.nack_interval_ns;
 	return sdr_rtt_srtt(&f->rtt);
+}
+
+/*
+ * ADAPTIVE: silence after which a message's packets past the highest
+ * one received count as lost, so a lost tail is NACKed like any hole
+ * instead of waiting for the sender's RTO.
+ */
+u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f)
+{
+	return sdr_sr_reorder_ns(f) + 2 * f->ad.gap_ns;
+}
+
+/*
+ * ADAPTIVE's ACK frequency: about four per repair time (its measure of
+ * the round trip) at the rate packets arrive, 2..64 packets; the
+ * configured one until it has both.
+ */
+static u32 sdr_sr_ack_every(const struct sdr_sr_flow *f)
+{
+	u64 n;
+
+	if (!sdr_sr_adaptive(f) || !f->ad.gap_ns || !f->ad.rec_ns)
+		return f->cfg.ack_every;
+	n = div64_u64(f->ad.rec_ns >> 2, f->ad.gap_ns);
+	return (u32)clamp_t(u64, n, 2, 64);
 }
 
 static void sdr_sr_nack_disarm(struct sdr_sr_rx *r)
@@ -797,7 +881,7 @@ static void sdr_sr_nack_disarm(struct sdr_sr_rx *r)
 static u32 sdr_sr_nack_horizon(const struct sdr_sr_rx *r)
 {
 	if (!r->ec_k)
-		return r->high;
+		return r->tail_open ? r->npkts : r->high;
 	/*
 	 * A closed submessage's data were all sent before its parity or
 	 * the next submessage: its holes past the highest packet received
@@ -813,6 +897,7 @@ static int sdr_sr_rx_complete(struct sdr_sr_flow *f, struct sdr_sr_rx *r)
 	r->ack_now = false;
 	r->ack_due_ns = U64_MAX;
 	r->ec_tail_at_ns = U64_MAX;
+	r->tail_at_ns = U64_MAX;
 	sdr_sr_nack_disarm(r);
 	f->st.rx_done++;
 	return SDR_SR_RX_COMPLETE | SDR_SR_RX_CTRL;
@@ -1002,6 +1087,96 @@ static int sdr_sr_rx_ec_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	return flags;
 }
 
+static u64 sdr_sr_ewma(u64 avg, u64 sample)
+{
+	return avg ? avg - (avg >> 3) + (sample >> 3) : sample;
+}
+
+/*
+ * ADAPTIVE's gap between packets: the front of a message advanced with
+ * @pkt.  A sample is the mean gap over SDR_SR_GAP_WIN packets' worth of
+ * bytes (a host that takes packets in batches sees single gaps of 0 and
+ * of a whole batch); the gap is the least of the last SDR_SR_GAP_SAMPLES,
+ * so a window where the sender paused (waiting for ACKs, for the
+ * application, for a timeout) does not count as the path slowing down.
+ * Measured per message, from its first packet's arrival.
+ */
+static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			     const struct sdr_pkt *pkt, u64 now_ns)
+{
+	struct sdr_sr_learn *l = &f->ad;
+	u32 full = f->cfg.pay + SDR_WIRE_HDR_LEN, i;
+	u64 d, g;
+
+	r->last_new_ns = now_ns;
+	if (r->nrecv == 1) {
+		l->win_start_ns = now_ns;
+		l->win_bytes = 0;
+		return;
+	}
+	l->win_bytes += pkt->payload_len + SDR_WIRE_HDR_LEN;
+	if (l->win_bytes < SDR_SR_GAP_WIN * full)
+		return;
+	d = min(now_ns - l->win_start_ns, f->cfg.rto_max_ns);
+	l->gap_win[l->gap_next] = max_t(u64, div_u64(d * full, l->win_bytes), 1);
+	l->gap_next = (l->gap_next + 1) % SDR_SR_GAP_SAMPLES;
+	l->win_start_ns = now_ns;
+	l->win_bytes = 0;
+	g = U64_MAX;
+	for (i = 0; i < SDR_SR_GAP_SAMPLES; i++)
+		if (l->gap_win[i])
+			g = min(g, l->gap_win[i]);
+	l->gap_ns = g;
+}
+
+/*
+ * ADAPTIVE learns from new packet @idx of @r (@old_high before it): the
+ * gap between arrivals; for a packet that fills a hole, either how long
+ * the repair of a NACKed hole took (a retransmission) or how late a
+ * reordered original came.  An original that fills a hole already NACKed
+ * shows the window was too short: it grows at once, to twice the
+ * lateness at least.  After SDR_SR_AD_CLEAN repairs without that, it
+ * halves, so a window a burst of reordering widened comes back.
+ */
+static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			 const struct sdr_pkt *pkt, u32 idx, u32 old_high,
+			 u64 now_ns)
+{
+	struct sdr_sr_learn *l = &f->ad;
+	u64 cap = f->cfg.rto_max_ns, d, late;
+
+	if (idx >= old_high) {
+		sdr_sr_learn_gap(f, r, pkt, now_ns);
+		return;
+	}
+	if (pkt->flags & SDR_PKT_F_RETX) {
+		if (idx >= r->nack_hi || !r->nack_tx_ns)
+			return;	/* the sender's RTO, not a NACK, repaired it */
+		d = min(now_ns - r->nack_tx_ns, cap);
+		if (l->rec_ns) {
+			late = l->rec_ns > d ? l->rec_ns - d : d - l->rec_ns;
+			l->rec_var_ns = l->rec_var_ns - (l->rec_var_ns >> 2) +
+					(late >> 2);
+		} else {
+			l->rec_var_ns = d / 2;
+		}
+		l->rec_ns = sdr_sr_ewma(l->rec_ns, d);
+		if (++l->clean >= SDR_SR_AD_CLEAN) {
+			l->reo_ns /= 2;
+			l->clean = 0;
+		}
+		return;
+	}
+	/* the original, overtaken by the packets that came before it */
+	late = min((u64)(old_high - 1 - idx) * l->gap_ns, cap);
+	if (idx < r->nack_hi) {
+		f->st.nack_late++;
+		late = max(late, 2 * sdr_sr_reorder_ns(f));
+		l->clean = 0;
+	}
+	l->reo_ns = min(max(l->reo_ns, late + late / 4), cap);
+}
+
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		   const struct sdr_pkt *pkt, u64 now_ns)
 {
@@ -1011,7 +1186,8 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	int ret, flags = SDR_SR_RX_NEW;
 	u32 npkts;
 
-	if (!ec && pkt->policy != SDR_WIRE_POLICY_SR)
+	if (sdr_sr_adaptive(f) ? pkt->policy != SDR_WIRE_POLICY_ADAPTIVE :
+	    !ec && pkt->policy != SDR_WIRE_POLICY_SR)
 		return -SDR_DROP_POLICY;	/* not a message of this engine */
 	if ((pkt->flags & SDR_PKT_F_PARITY) && !ec)
 		return -SDR_DROP_FLAGS;		/* SR has no parity */
@@ -1069,11 +1245,22 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		flags |= SDR_SR_RX_CHUNK;
 	if (r->ec_k)
 		flags |= sdr_sr_rx_ec_data(f, r, idx, now_ns);
+	if (sdr_sr_adaptive(f))
+		sdr_sr_learn(f, r, pkt, idx, old_high, now_ns);
 
 	if (r->nrecv == r->npkts)
 		return flags | sdr_sr_rx_complete(f, r);
 
-	if (++r->unacked >= f->cfg.ack_every || want_ack) {
+	/* ADAPTIVE: the tail past high is lost if nothing comes for a while */
+	if (sdr_sr_adaptive(f) && !(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
+		if (idx >= old_high)
+			r->tail_open = false;
+		r->tail_at_ns = r->high < r->npkts && !r->tail_open ?
+				sdr_sat_add(now_ns, sdr_sr_tail_wait_ns(f)) :
+				U64_MAX;
+	}
+
+	if (++r->unacked >= sdr_sr_ack_every(f) || want_ack) {
 		r->ack_now = true;
 		r->ack_trigger = idx;
 	} else if (r->ack_due_ns == U64_MAX) {
@@ -1109,14 +1296,23 @@ static u32 sdr_sr_echo_ts(const struct sdr_sr_flow *f,
 static void sdr_sr_ctrl_hdr(struct sdr_pkt *hdr, u8 type, u32 aux,
 			    const struct sdr_ack *ack, u32 ts)
 {
+	hdr->imm = 0;
 	hdr->type = type;
 	hdr->flags = 0;
 	hdr->msg_len = 0;
 	hdr->offset = 0;
-	hdr->imm = 0;
 	hdr->ts = ts;
 	hdr->aux = aux;
 	hdr->payload_len = (u16)sdr_ack_body_len(ack);
+}
+
+/*
+ * ADAPTIVE's ACKs and NACKs tell the sender the gap between arrivals
+ * (in imm, ns), which it paces by; 0: not known, or not ADAPTIVE.
+ */
+static u32 sdr_sr_gap_report(const struct sdr_sr_flow *f)
+{
+	return sdr_sr_adaptive(f) ? (u32)min_t(u64, f->ad.gap_ns, U32_MAX) : 0;
 }
 
 /* selective slice [base, base + nbits) of the receive map */
@@ -1185,6 +1381,15 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		r->ec_tail_at_ns = U64_MAX;
 		sdr_sr_ec_close(f, r, r->ngroups, now_ns);
 	}
+	if (r->tail_at_ns <= now_ns) {
+		/* ADAPTIVE: the tail is overdue; NACK it with the holes */
+		r->tail_at_ns = U64_MAX;
+		r->tail_open = true;
+		f->st.tail_probes++;
+		if (r->nack_fresh_at_ns == U64_MAX)
+			r->nack_fresh_at_ns = now_ns;
+		r->nack_fresh_end = r->npkts;
+	}
 
 	if (r->ack_now || r->ack_due_ns <= now_ns) {
 		u32 trig = r->ack_now ? r->ack_trigger : r->high - 1;
@@ -1196,6 +1401,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 				  r->high > base ? r->high - base : 0);
 		sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, 0, ack,
 				sdr_sr_echo_ts(f, r, now_ns));
+		hdr->imm = sdr_sr_gap_report(f);
 		r->ack_now = false;
 		r->ack_due_ns = U64_MAX;
 		r->unacked = 0;
@@ -1240,10 +1446,12 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	sdr_sr_fill_slice(r, ack, start, r->nack_end - start);
 	sdr_sr_ctrl_hdr(hdr, SDR_PKT_NACK, 0, ack,
 			sdr_sr_echo_ts(f, r, now_ns));
+	hdr->imm = sdr_sr_gap_report(f);
 	r->nack_cursor = start + ack->nbits;
 	if (r->nack_cursor >= r->nack_end)
 		sdr_sr_nack_sweep_end(f, r, now_ns);
 	r->last_ack_ns = now_ns;
+	r->nack_tx_ns = now_ns;
 	f->st.nacks_tx++;
 	return 1;
 }
@@ -1257,7 +1465,7 @@ u64 sdr_sr_rx_deadline(const struct sdr_sr_flow *f,
 		return r->complete_ack ? 0 : U64_MAX;
 	if (r->ack_now)
 		return 0;
-	d = min(r->ack_due_ns, r->ec_tail_at_ns);
+	d = min3(r->ack_due_ns, r->ec_tail_at_ns, r->tail_at_ns);
 	if (!(f->cfg.flags & SDR_SR_CFG_NO_NACK) &&
 	    r->cum < sdr_sr_nack_horizon(r)) {
 		if (r->nack_round)

@@ -29,6 +29,7 @@
 
 /* sdr_sr_cfg.flags */
 #define SDR_SR_CFG_NO_NACK	0x1	/* receiver never sends NACKs */
+#define SDR_SR_CFG_ADAPTIVE	0x2	/* policy ADAPTIVE: learn the timers */
 
 struct sdr_sr_cfg {
 	/* both ends */
@@ -50,6 +51,7 @@ struct sdr_sr_cfg {
 	u64	ack_delay_ns;	/* ... or this long after an unACKed one */
 	u64	reorder_ns;	/* hole tolerance before a NACK; 0: SRTT/4 */
 	u64	nack_interval_ns; /* between NACK rounds of a message; 0: SRTT */
+	/* (ADAPTIVE learns both per flow: these are its first guesses) */
 	u32	pkts_per_chunk;	/* user bitmap chunk, for SDR_SR_RX_CHUNK */
 	u32	flags;		/* SDR_SR_CFG_* */
 	/* EC messages (sender) */
@@ -83,6 +85,30 @@ struct sdr_sr_stats {
 	u64	parity_rx;	/* EC parity packets accepted (dups included) */
 	u64	ec_recovered;	/* data packets rebuilt from parity */
 	u64	ec_decodes;	/* submessages decoded */
+	/* receiver, ADAPTIVE */
+	u64	nack_late;	/* NACKed holes the original filled after all */
+	u64	tail_probes;	/* silent tails NACKed */
+};
+
+/*
+ * What ADAPTIVE learns of a flow's arrivals, as the receiver: the gap
+ * between new packets, how late a reordered packet comes, and how long a
+ * NACKed hole takes to be repaired.  Its reorder window, NACK interval
+ * and tail wait derive from these instead of module parameters.
+ */
+#define SDR_SR_GAP_WIN		16	/* full packets per gap sample */
+#define SDR_SR_GAP_SAMPLES	8	/* gap: the least of the last samples */
+
+struct sdr_sr_learn {
+	u64	gap_ns;		/* gap between full packets; 0: no sample */
+	u64	gap_win[SDR_SR_GAP_SAMPLES];	/* the latest samples */
+	u32	gap_next;	/* gap_win slot of the next one */
+	u32	win_bytes;	/* wire bytes at the front since win_start_ns */
+	u64	win_start_ns;
+	u64	reo_ns;		/* lateness of reordered packets, max-tracked */
+	u64	rec_ns;		/* NACK to repair, smoothed; 0: no sample */
+	u64	rec_var_ns;
+	u32	clean;		/* repairs since the window last had to grow */
 };
 
 /*
@@ -93,10 +119,13 @@ struct sdr_sr_flow {
 	struct sdr_sr_cfg	cfg;
 	struct sdr_rtt		rtt;
 	struct sdr_sr_stats	st;
+	struct sdr_sr_learn	ad;	/* ADAPTIVE only */
 	u32	inflight;	/* packets in flight over all messages */
 	u32	tx_seq;		/* packets sent, for ackreq_every */
 	u64	pace_next_ns;	/* earliest time of the next packet */
 	u64	pace_fs1024;	/* wire time per byte: femtoseconds * 1.024 */
+	u64	pace_cfg_fs1024; /* ... as cfg.pace_bps sets it */
+	u64	peer_gap_ns;	/* ADAPTIVE: the receiver's arrival gap */
 	u64	pace_burst_ns;
 	u32	pace_frac_ps;	/* sub-ns remainder of the pacing clock */
 };
@@ -204,6 +233,11 @@ struct sdr_sr_rx {
 	u64	nack_fresh_at_ns; /* NACK of new gaps, U64_MAX: none */
 	u64	last_ack_ns;
 	u64	last_ts_ns;	/* when last_ts arrived */
+	/* ADAPTIVE */
+	u64	last_new_ns;	/* when high last advanced */
+	u64	nack_tx_ns;	/* the latest NACK */
+	u64	tail_at_ns;	/* NACK the unseen tail then, U64_MAX: not armed */
+	bool	tail_open;	/* the tail past high counts as holes */
 	/* EC: 0 for an SR message */
 	u8	ec_k;
 	u8	ec_m;
@@ -217,6 +251,9 @@ struct sdr_sr_rx {
 void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg);
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
 u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f);
+u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);
+u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f);
+u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);

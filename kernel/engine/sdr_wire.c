@@ -188,7 +188,10 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 {
 	if (pkt->flags)
 		return -SDR_DROP_FLAGS;
-	if (pkt->msg_len || pkt->offset || pkt->imm)
+	/* ADAPTIVE's ACKs and NACKs carry the receiver's arrival gap in imm */
+	if (pkt->msg_len || pkt->offset ||
+	    (pkt->imm && !(pkt->policy == SDR_WIRE_POLICY_ADAPTIVE &&
+			   (pkt->type == SDR_PKT_ACK || pkt->type == SDR_PKT_NACK))))
 		return -SDR_DROP_RESERVED;
 
 	switch (pkt->type) {

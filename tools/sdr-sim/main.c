@@ -212,8 +212,10 @@ int main(int argc, char **argv)
 				p.policy = SIM_SR;
 			} else if (!strcasecmp(optarg, "ec")) {
 				p.policy = SIM_EC;
+			} else if (!strcasecmp(optarg, "adaptive")) {
+				p.policy = SIM_ADAPTIVE;
 			} else {
-				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (sr, ec)\n",
+				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (sr, ec, adaptive)\n",
 					optarg);
 				return 2;
 			}
@@ -282,7 +284,7 @@ int main(int argc, char **argv)
 	if (model)
 		have_model = !sim_model(&p, &m);
 
-	pol = p.policy == SIM_EC ? "ec" : "sr";
+	pol = p.policy == SIM_EC ? "ec" : p.policy == SIM_ADAPTIVE ? "adaptive" : "sr";
 	if (json) {
 		printf("{\"policy\":\"%s\",\"bw_bps\":%.0f,\"rtt_ns\":%llu,\"loss\":%g,"
 		       "\"burst\":%g,\"size\":%llu,\"count\":%u,\"mtu\":%u,\"payload\":%u,"
@@ -305,7 +307,17 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.st.spurious, (unsigned long long)r.st.acks_tx,
 		       (unsigned long long)r.st.nacks_tx, (unsigned long long)r.events,
 		       r.cpu_s);
-		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u", r.se_ns, r.retx_msgs);
+		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u,\"rx_dup\":%llu", r.se_ns,
+		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
+		if (p.policy == SIM_ADAPTIVE)
+			printf(",\"reorder_ns\":%.0f,\"nack_interval_ns\":%.0f,"
+			       "\"tail_wait_ns\":%.0f,\"gap_ns\":%llu,\"repair_ns\":%llu,"
+			       "\"nack_late\":%llu,\"tail_probes\":%llu",
+			       r.reorder_ns, r.nack_iv_ns, r.tail_wait_ns,
+			       (unsigned long long)r.ad.gap_ns,
+			       (unsigned long long)r.ad.rec_ns,
+			       (unsigned long long)r.st.nack_late,
+			       (unsigned long long)r.st.tail_probes);
 		if (p.policy == SIM_EC)
 			printf(",\"k\":%u,\"m\":%u,\"beta_pct\":%u,\"parity_tx\":%llu,"
 			       "\"parity_rx\":%llu,\"decodes\":%llu,\"recovered\":%llu,"
@@ -355,11 +367,24 @@ int main(int argc, char **argv)
 			       (unsigned long long)r.st.ec_decodes,
 			       (unsigned long long)r.st.ec_recovered, r.retx_msgs,
 			       r.decode_err ? "  DECODE REFUSED (engine bug)" : "");
-		printf("packets     sent %llu  retx %llu (rto %llu, nack %llu, spurious %llu)  acks %llu  nacks %llu\n",
+		printf("packets     sent %llu  retx %llu (rto %llu, nack %llu, spurious %llu)  dups at the receiver %llu  acks %llu  nacks %llu\n",
 		       (unsigned long long)r.st.tx_pkts, (unsigned long long)r.st.retx_pkts,
 		       (unsigned long long)r.st.timeouts, (unsigned long long)r.st.nack_lost,
-		       (unsigned long long)r.st.spurious, (unsigned long long)r.st.acks_tx,
+		       (unsigned long long)r.st.spurious, (unsigned long long)r.st.rx_dup,
+		       (unsigned long long)r.st.acks_tx,
 		       (unsigned long long)r.st.nacks_tx);
+		if (p.policy == SIM_ADAPTIVE) {
+			char b5[32];
+
+			printf("learned     reorder %s  NACK interval %s  tail wait %s  gap %s  repair %s;  late NACKs %llu  tail probes %llu\n",
+			       fmt_time(r.reorder_ns, b1, sizeof(b1)),
+			       fmt_time(r.nack_iv_ns, b2, sizeof(b2)),
+			       fmt_time(r.tail_wait_ns, b3, sizeof(b3)),
+			       fmt_time((double)r.ad.gap_ns, b4, sizeof(b4)),
+			       fmt_time((double)r.ad.rec_ns, b5, sizeof(b5)),
+			       (unsigned long long)r.st.nack_late,
+			       (unsigned long long)r.st.tail_probes);
+		}
 		printf("engine      srtt %s  rto %s;  %u done, %u failed;  %llu events, %.2f s CPU\n",
 		       fmt_time(r.srtt_ns, b1, sizeof(b1)), fmt_time(r.rto_ns, b2, sizeof(b2)),
 		       r.n, r.failed, (unsigned long long)r.events, r.cpu_s);

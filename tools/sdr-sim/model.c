@@ -534,6 +534,8 @@ int sim_model(const struct sim_params *p, struct model_result *m)
 
 	if (rto < 10000)
 		rto = 10000;	/* the engine's floor in sim_cfg() */
+	if (p->policy == SIM_ADAPTIVE)
+		return -1;	/* learned timers: no closed form */
 	if (p->policy != SIM_EC) {
 		memset(m, 0, sizeof(*m));
 		return model_sr(n, tinj, rto, rtt, p->loss, m);

@@ -187,6 +187,8 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 	c->nack_interval_ns = (uint64_t)(rtt * (1 + p->alpha_pct / 100.0));
 	c->pkts_per_chunk = p->chunk / p->pay ? p->chunk / p->pay : 1;
 	c->flags = p->nack ? 0 : SDR_SR_CFG_NO_NACK;
+	if (p->policy == SIM_ADAPTIVE)
+		c->flags |= SDR_SR_CFG_ADAPTIVE;
 	c->ec_beta_pct = p->beta_pct;
 	if (p->module_timers) {
 		/* kernel/sdr_params.c's defaults, as sdr_flow_engine_init() uses them */
@@ -228,6 +230,8 @@ static void add_stats(struct sdr_sr_stats *d, const struct sdr_sr_stats *tx,
 	d->parity_rx = rx->parity_rx;
 	d->ec_recovered = rx->ec_recovered;
 	d->ec_decodes = rx->ec_decodes;
+	d->nack_late = rx->nack_late;
+	d->tail_probes = rx->tail_probes;
 }
 
 /* send whatever ACK/NACK the receiver has due now */
@@ -334,6 +338,8 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 					n->p.type = SDR_PKT_DATA;
 					n->p.policy = p->policy == SIM_EC ?
 						      SDR_WIRE_POLICY_EC :
+						      p->policy == SIM_ADAPTIVE ?
+						      SDR_WIRE_POLICY_ADAPTIVE :
 						      SDR_WIRE_POLICY_SR;
 					n->p.flags = d.flags;
 					n->p.payload_len = (uint16_t)d.len;
@@ -421,6 +427,10 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	res->rto_ns = (double)fs->rtt.rto_ns;
 	res->srtt_ns = (double)fs->rtt.srtt_ns;
 	add_stats(&res->st, &fs->st, &fr->st);
+	res->ad = fr->ad;
+	res->reorder_ns = (double)sdr_sr_reorder_ns(fr);
+	res->nack_iv_ns = (double)sdr_sr_nack_interval_ns(fr);
+	res->tail_wait_ns = (double)sdr_sr_tail_wait_ns(fr);
 
 	if (res->n) {
 		sorted = malloc(res->n * sizeof(double));

@@ -15,6 +15,7 @@
 enum sim_policy {
 	SIM_SR,
 	SIM_EC,
+	SIM_ADAPTIVE,
 };
 
 struct sim_params {
@@ -60,6 +61,9 @@ struct sim_result {
 	uint64_t events;
 	uint32_t decode_err;	/* sdr_sr_rx_decoded() refused a DECODE: engine bug */
 	struct sdr_sr_stats st;	/* sender and receiver counters */
+	/* what the receiver learned (ADAPTIVE), and its timers from it */
+	struct sdr_sr_learn ad;
+	double	reorder_ns, nack_iv_ns, tail_wait_ns;
 };
 
 struct model_result {
