@@ -13,6 +13,10 @@
 #define SDR_SR_W_LOST	1
 #define SDR_SR_W_FLIGHT	2
 
+/* ntx[]: transmissions (saturating), and why the packet was last resent */
+#define SDR_SR_NTX_MASK	0x7f
+#define SDR_SR_NTX_RTO	0x80	/* its RTO declared it lost */
+
 /* an echoed timestamp older than this is not an RTT sample (us) */
 #define SDR_SR_MAX_RTT_US	60000000U
 /* ADAPTIVE: the smallest reorder window, whatever the arrivals say */
@@ -154,6 +158,7 @@ static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 
 	if (shift)
 		t = min(t, sdr_sr_silent_cap(f));
+	t = sdr_sat_add(t, f->rto_extra_ns);
 	return sdr_sat_add(m->tx_ns[i], sdr_sat_add(t, sdr_sr_ec_hold(f, m)));
 }
 
@@ -245,6 +250,11 @@ static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		f->st.tx_done++;
 	else
 		f->st.tx_failed++;
+	if (f->rto_extra_ns && !m->spurious &&
+	    ++f->rto_clean >= SDR_SR_AD_CLEAN) {
+		f->rto_extra_ns /= 2;
+		f->rto_clean = 0;
+	}
 }
 
 int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
@@ -320,6 +330,25 @@ void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes)
 	m->limit = ready_bytes >= m->msg_len ? m->npkts : ready_bytes / m->pay;
 }
 
+/*
+ * A resend turned out needless.  ADAPTIVE learns from it when the RTO
+ * sent it: the timeout waits longer from now on (by an eighth of an
+ * SRTT each time, up to one SRTT), and halves that after
+ * SDR_SR_AD_CLEAN messages without one.  The receiver's NACKs, which
+ * know of reordering, are the fast path; the RTO is the last resort.
+ */
+static void sdr_sr_spurious(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			    bool rto)
+{
+	f->st.spurious++;
+	if (!sdr_sr_adaptive(f) || !rto)
+		return;
+	m->spurious = true;
+	f->rto_extra_ns = min(f->rto_extra_ns + (sdr_rtt_srtt(&f->rtt) >> 3),
+			      sdr_rtt_srtt(&f->rtt));
+	f->rto_clean = 0;
+}
+
 /* Newly acked packet: returns true if it was not acked before. */
 static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 			   u64 now)
@@ -335,9 +364,9 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 		 * An ACK sooner than the path's minimum RTT after a resend
 		 * answers an earlier copy: the resend was not needed.
 		 */
-		if (m->ntx[i] > 1 && f->rtt.samples &&
+		if ((m->ntx[i] & SDR_SR_NTX_MASK) > 1 && f->rtt.samples &&
 		    now - m->tx_ns[i] < f->rtt.min_ns)
-			f->st.spurious++;
+			sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
 		sdr_sr_leave_flight(f, m);
 	}
 	if (w != SDR_SR_W_NONE)
@@ -370,6 +399,7 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	while (m->flight.head != SDR_SR_NIL &&
 	       sdr_sr_expiry(f, m, m->flight.head) <= now) {
+		m->ntx[m->flight.head] |= SDR_SR_NTX_RTO;
 		sdr_sr_mark_lost(f, m, m->flight.head);
 		f->st.timeouts++;
 		expired++;
@@ -382,7 +412,7 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	if (expired && now - m->last_heard_ns >= sdr_rtt_rto(&f->rtt)) {
 		if (m->silent_rtos < SDR_SR_MAX_BACKOFF)
 			m->silent_rtos++;
-		m->probe = true;
+		m->probe = !sdr_sr_adaptive(f);
 	}
 }
 
@@ -530,7 +560,7 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		flags |= SDR_PKT_F_RETX;
 		f->st.retx_pkts++;
 	}
-	if (m->ntx[i] < U8_MAX)
+	if ((m->ntx[i] & SDR_SR_NTX_MASK) < SDR_SR_NTX_MASK)
 		m->ntx[i]++;
 	m->tx_ns[i] = now_ns;
 	sdr_sr_link(m, i, SDR_SR_W_FLIGHT);
@@ -702,6 +732,7 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 				continue;
 			if (m->where[i] == SDR_SR_W_FLIGHT &&
 			    now_ns - m->tx_ns[i] >= guard) {
+				m->ntx[i] &= ~SDR_SR_NTX_RTO;
 				sdr_sr_mark_lost(f, m, i);
 				f->st.nack_lost++;
 			}
@@ -835,7 +866,7 @@ u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 {
 	if (sdr_sr_adaptive(f) && f->ad.rec_ns)
-		return f->ad.rec_ns + max(4 * f->ad.rec_var_ns,
+		return f->ad.rec_ns + max(2 * f->ad.rec_var_ns,
 					  sdr_sr_reorder_ns(f));
 	if (f->cfg.nack_interval_ns)
 		return f->cfg.nack_interval_ns;
@@ -1134,8 +1165,8 @@ static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
  * gap between arrivals; for a packet that fills a hole, either how long
  * the repair of a NACKed hole took (a retransmission) or how late a
  * reordered original came.  An original that fills a hole already NACKed
- * shows the window was too short: it grows at once, to twice the
- * lateness at least.  After SDR_SR_AD_CLEAN repairs without that, it
+ * shows the window was too short: it grows at once, by a quarter at
+ * least.  After SDR_SR_AD_CLEAN repairs without that, it
  * halves, so a window a burst of reordering widened comes back.
  */
 static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
@@ -1171,7 +1202,7 @@ static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	late = min((u64)(old_high - 1 - idx) * l->gap_ns, cap);
 	if (idx < r->nack_hi) {
 		f->st.nack_late++;
-		late = max(late, 2 * sdr_sr_reorder_ns(f));
+		late = max(late, sdr_sr_reorder_ns(f) * 5 / 4);
 		l->clean = 0;
 	}
 	l->reo_ns = min(max(l->reo_ns, late + late / 4), cap);

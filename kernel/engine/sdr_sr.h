@@ -126,6 +126,8 @@ struct sdr_sr_flow {
 	u64	pace_fs1024;	/* wire time per byte: femtoseconds * 1.024 */
 	u64	pace_cfg_fs1024; /* ... as cfg.pace_bps sets it */
 	u64	peer_gap_ns;	/* ADAPTIVE: the receiver's arrival gap */
+	u64	rto_extra_ns;	/* ADAPTIVE: RTO margin spurious timeouts taught */
+	u32	rto_clean;	/* messages since it last had to grow */
 	u64	pace_burst_ns;
 	u32	pace_frac_ps;	/* sub-ns remainder of the pacing clock */
 };
@@ -160,6 +162,7 @@ struct sdr_sr_tx {
 	u32	rnr_count;	/* RNRs since the last progress */
 	u32	silent_rtos;	/* timeouts while the peer is silent */
 	bool	probe;		/* after RNR: one packet at a time */
+	bool	spurious;	/* a resend of it was needless */
 	u64	start_ns;
 	u64	done_ns;	/* when the status left 0 */
 	u64	last_progress_ns;	/* last ACK that acked something new */
@@ -181,7 +184,7 @@ struct sdr_sr_tx {
 	u64	*tx_ns;		/* last transmission time */
 	u32	*next;		/* list links */
 	u32	*prev;
-	u8	*ntx;		/* transmissions, saturating at 255 */
+	u8	*ntx;		/* transmissions (to 127), SDR_SR_NTX_RTO */
 	u8	*where;		/* which list the packet is on */
 };
 

@@ -94,7 +94,8 @@ static void ctrl_to_tx(struct sdr_sr_flow *fs, struct sdr_sr_tx *m,
 	hdr->dst_flow = 1;
 	hdr->src_flow = 2;
 	hdr->msg_seq = 0;
-	hdr->policy = SDR_WIRE_POLICY_SR;
+	hdr->policy = fs->cfg.flags & SDR_SR_CFG_ADAPTIVE ?
+		      SDR_WIRE_POLICY_ADAPTIVE : SDR_WIRE_POLICY_SR;
 	sdr_wire_encode(hdr, buf);
 	if (sdr_ack_encode(ack, buf + SDR_WIRE_HDR_LEN) != hdr->payload_len)
 		abort();
@@ -130,11 +131,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.pay = 1 + take(&in, 2) % 4096;
 	cfg.max_inflight = 1 + take(&in, 1);
 	cfg.ack_every = take(&in, 1) % 20;
-	cfg.flags = take(&in, 1) & SDR_SR_CFG_NO_NACK;
+	cfg.flags = take(&in, 1) & (SDR_SR_CFG_NO_NACK | SDR_SR_CFG_ADAPTIVE);
 	cfg.pace_bps = take(&in, 1) ? 1000000000ULL * take(&in, 1) : 0;
 	cfg.max_backoff = take(&in, 1) % 20;
 	cfg.pkts_per_chunk = take(&in, 1);
 	ec_k = take(&in, 1) % (SDR_EC_MAX_K + 1);	/* 0: SR */
+	if (cfg.flags & SDR_SR_CFG_ADAPTIVE) {
+		ec_k = 0;	/* ADAPTIVE has no parity */
+		policy = SDR_WIRE_POLICY_ADAPTIVE;
+	}
 	ec_m = 1 + take(&in, 1) % SDR_EC_MAX_M;
 	cfg.ec_beta_pct = take(&in, 1);
 	sdr_sr_flow_init(&fs, &cfg);
@@ -257,6 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p.aux = p.type == SDR_PKT_ACK ? take(&in, 1) % 3 : 0;
 			p.msg_seq = take(&in, 1) & 1 ? take(&in, 4) : 0;
 			p.ts = take(&in, 4);
+			p.imm = take(&in, 1) & 1 ? take(&in, 4) : 0;	/* gap */
 			memset(&a, 0, sizeof(a));
 			a.cum = take(&in, 3);
 			a.base = a.cum + take(&in, 2);
@@ -277,6 +283,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				while (sdr_sr_rx_next_ctrl(&fr, &r, now, &hdr, &ack))
 					ctrl_to_tx(&fs, &m, &hdr, &ack, now, 1,
 						   !forged_in);
+			/* what was due is done: the timer would spin otherwise */
+			if (sdr_sr_rx_deadline(&fr, &r) <= now)
+				abort();
 			break;
 		case 7:		/* sender timer: jump to its deadline */
 			{

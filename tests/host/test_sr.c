@@ -37,6 +37,7 @@ struct imp {
 	u64 jitter_ns;
 	int rnr;			/* receives are posted late */
 	u32 ec_k, ec_m;			/* EC messages; 0: SR */
+	int adaptive;			/* policy ADAPTIVE (learned timers) */
 	u64 seed;
 };
 
@@ -238,7 +239,8 @@ static void send_ctrl(struct world *w, struct sdr_pkt *hdr, const struct sdr_ack
 	hdr->dst_flow = FLOW_TX;
 	hdr->src_flow = FLOW_RX;
 	hdr->msg_seq = seq;
-	hdr->policy = SDR_WIRE_POLICY_SR;
+	hdr->policy = w->imp->adaptive ? SDR_WIRE_POLICY_ADAPTIVE :
+					 SDR_WIRE_POLICY_SR;
 	hdr->payload_len = (u16)blen;
 	sdr_wire_encode(hdr, buf);
 	if (ack)
@@ -299,7 +301,9 @@ static void tx_pump(struct world *w)
 			struct sdr_pkt p = {
 				.type = SDR_PKT_DATA,
 				.policy = m->tx.ec_k ? SDR_WIRE_POLICY_EC :
-						       SDR_WIRE_POLICY_SR,
+					  w->imp->adaptive ?
+					  SDR_WIRE_POLICY_ADAPTIVE :
+					  SDR_WIRE_POLICY_SR,
 				.flags = d.flags, .payload_len = (u16)d.len,
 				.dst_flow = FLOW_RX, .src_flow = FLOW_TX,
 				.msg_seq = k, .msg_len = m->len, .offset = d.offset,
@@ -590,6 +594,8 @@ static void run(const struct imp *im)
 	cfg.ack_delay_ns = 20 * US;
 	cfg.reorder_ns = 30 * US;
 	cfg.nack_interval_ns = 150 * US;
+	if (im->adaptive)
+		cfg.flags |= SDR_SR_CFG_ADAPTIVE;
 	sdr_sr_flow_init(&w->fs, &cfg);
 	sdr_sr_flow_init(&w->fr, &cfg);
 
@@ -682,6 +688,20 @@ static void run(const struct imp *im)
 		CHECK(w->fs.st.retx_pkts > 0);
 	if (im->rnr)
 		CHECK(w->fs.st.rnr_rx > 0);
+	if (im->adaptive) {
+		tap_diag("%s: learned gap %.1f us, reorder %.1f us, repair %.1f us, NACK interval %.1f us; "
+			 "late NACKs %llu, tail probes %llu",
+			 im->name, w->fr.ad.gap_ns / 1e3,
+			 sdr_sr_reorder_ns(&w->fr) / 1e3, w->fr.ad.rec_ns / 1e3,
+			 sdr_sr_nack_interval_ns(&w->fr) / 1e3,
+			 (unsigned long long)w->fr.st.nack_late,
+			 (unsigned long long)w->fr.st.tail_probes);
+		CHECK(w->fr.ad.gap_ns > 0);
+		CHECK(w->fs.peer_gap_ns > 0);
+	}
+	/* reordering inside what ADAPTIVE learned costs no resends */
+	if (im->adaptive && im->reorder > 0 && !im->loss && !im->dup)
+		CHECK(w->fr.st.rx_dup * 100 < w->fs.st.tx_pkts);
 
 	while (w->nheap) {
 		struct ev e = pop(w);
@@ -712,6 +732,16 @@ static const struct imp imps[] = {
 	{ .name = "rnr", .rnr = 1, .loss = 0.002, .seed = 9 },
 	{ .name = "everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
 	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .seed = 10 },
+	{ .name = "ad_clean", .adaptive = 1, .seed = 21 },
+	{ .name = "ad_loss1pct", .loss = 0.01, .adaptive = 1, .seed = 22 },
+	{ .name = "ad_loss10pct", .loss = 0.10, .adaptive = 1, .seed = 23 },
+	{ .name = "ad_gilbert_elliott", .ge_gb = 0.01, .ge_bg = 0.25, .ge_bad = 0.9,
+	  .adaptive = 1, .seed = 24 },
+	{ .name = "ad_reorder", .reorder = 0.2, .reorder_ns = 80 * US, .adaptive = 1,
+	  .seed = 25 },
+	{ .name = "ad_rnr", .rnr = 1, .loss = 0.002, .adaptive = 1, .seed = 29 },
+	{ .name = "ad_everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
+	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .adaptive = 1, .seed = 30 },
 	{ .name = "ec_clean", .ec_k = 8, .ec_m = 2, .seed = 11 },
 	{ .name = "ec_loss1pct", .loss = 0.01, .ec_k = 8, .ec_m = 2, .seed = 12 },
 	{ .name = "ec_loss10pct", .loss = 0.10, .ec_k = 16, .ec_m = 4, .seed = 13 },
@@ -1259,7 +1289,8 @@ void test_sr(void)
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {
 		cur = &imps[i];
 		snprintf(name, sizeof(name), "%s_10k_messages_%s",
-			 imps[i].ec_k ? "ec" : "sr", imps[i].name);
+			 imps[i].ec_k ? "ec" : imps[i].adaptive ? "adaptive" : "sr",
+			 imps[i].name);
 		tap_run(name, one);
 	}
 }
