@@ -385,8 +385,9 @@ struct sdr_flow {
 	u64			timer_at;	/* its expiry, 0 if not armed */
 	u64			dead_ns;	/* peer silent this long: dead; 0 never */
 
-	/* SR: engine state shared by the flow's messages */
+	/* SR: engine state shared by the flow's SR and EC messages */
 	struct sdr_sr_flow	sr;
+	struct sdr_sr_flow	*ad;		/* ADAPTIVE's, once it is ready */
 	void			*sr_rx_mem;	/* max_msgs receive maps */
 	size_t			sr_rx_size;	/* bytes of one */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */

@@ -1105,6 +1105,7 @@ void sdr_flow_destroy_all(struct sdr_ctx *ctx)
 int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 {
 	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+	struct sdr_sr_stats st;
 
 	if (!flow)
 		return -ENOENT;
@@ -1119,10 +1120,11 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 	arg->rx_packets = flow->stats.rx_packets;
 	arg->rx_bytes = flow->stats.rx_bytes;
 	arg->rx_dropped = flow->stats.rx_dropped;
-	arg->retransmits = flow->sr.st.retx_pkts;
-	arg->spurious_retx = flow->sr.st.spurious;
-	arg->parity_sent = flow->sr.st.parity_tx;
-	arg->recovered = flow->sr.st.ec_recovered;
+	sdr_flow_engine_stats(flow, &st);
+	arg->retransmits = st.retx_pkts;
+	arg->spurious_retx = st.spurious;
+	arg->parity_sent = st.parity_tx;
+	arg->recovered = st.ec_recovered;
 	arg->ec_k = flow->ec_k;
 	arg->ec_m = flow->ec_m;
 	spin_unlock_bh(&flow->lock);

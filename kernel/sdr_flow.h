@@ -67,6 +67,12 @@ struct sdr_policy_ops {
 	u32		features;	/* SDR_PF_* */
 	const struct sdr_parity_ops *parity;	/* optional */
 	const struct sdr_policy_ops *base;	/* readied first (optional) */
+	/*
+	 * Policies on the SR engine: the engine state (RTT, counters,
+	 * configuration) its messages and receives run on.  SR and EC
+	 * share one; ADAPTIVE learns its own.  Ready once the policy is.
+	 */
+	struct sdr_sr_flow *(*engine)(struct sdr_flow *flow);
 
 	/*
 	 * Per-flow state, made only for the policies a flow uses: flow_init
@@ -170,13 +176,16 @@ void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status);
 void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg);
 void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns);
 void sdr_flow_engine_init(struct sdr_flow *flow);
+void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *cfg);
+void sdr_flow_engine_stats(struct sdr_flow *flow, struct sdr_sr_stats *st);
 struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
-			       u32 seq);
+			       u32 policy, u32 seq);
 /* No lock held: sends what @q holds to the flow's peer. */
 void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
 
-/* sdr_flow_sr.c: the SR engine in a flow, which EC builds on */
+/* sdr_flow_sr.c: the SR engine in a flow, which EC and ADAPTIVE build on */
 extern const struct sdr_policy_ops sdr_sr_ops;
+struct sdr_sr_flow *sdr_srk_engine(struct sdr_flow *flow);
 int sdr_srk_flow_init(struct sdr_flow *flow);
 int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg);
 void sdr_srk_tx_free(struct sdr_txmsg *msg);
@@ -204,5 +213,6 @@ bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
 /* the other policies */
 extern const struct sdr_policy_ops sdr_none_ops;
 extern const struct sdr_policy_ops sdr_ec_ops;
+extern const struct sdr_policy_ops sdr_adaptive_ops;
 
 #endif /* SDR_FLOW_H */

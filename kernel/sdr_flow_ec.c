@@ -401,6 +401,7 @@ const struct sdr_policy_ops sdr_ec_ops = {
 	.features	= SDR_PF_ACKED | SDR_PF_PARITY,
 	.parity		= &sdr_ec_parity,
 	.base		= &sdr_sr_ops,
+	.engine		= sdr_srk_engine,
 	.flow_init	= sdr_eck_flow_init,
 	.flow_stop	= sdr_eck_flow_stop,
 	.tx_init	= sdr_srk_tx_init,

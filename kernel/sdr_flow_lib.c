@@ -356,9 +356,9 @@ void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns)
 		      HRTIMER_MODE_ABS_SOFT);
 }
 
-/* Queue a control packet about message @seq; NULL if the queue is full. */
+/* Queue a control packet of @policy about message @seq; NULL if the queue is full. */
 struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
-			       u32 seq)
+			       u32 policy, u32 seq)
 {
 	struct sdr_ctrl *c;
 
@@ -367,7 +367,7 @@ struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 		return NULL;
 	c = &q->c[q->n++];
 	memset(&c->hdr, 0, sizeof(c->hdr));
-	c->hdr.policy = SDR_WIRE_POLICY_SR;
+	c->hdr.policy = policy;
 	c->hdr.dst_flow = flow->peer_flow;
 	c->hdr.src_flow = flow->id;
 	c->hdr.token = flow->peer_token;
@@ -385,23 +385,52 @@ void sdr_flow_engine_init(struct sdr_flow *flow)
 {
 	struct sdr_sr_cfg cfg;
 
-	sdr_sr_cfg_default(&cfg);
-	cfg.pay = flow->payload;
-	cfg.pkts_per_chunk = flow->pkts_per_chunk;
-	cfg.max_inflight = READ_ONCE(sdr_max_inflight);
-	cfg.alpha_pct = READ_ONCE(sdr_alpha_pct);
-	cfg.rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
-	cfg.rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
-	cfg.rto_max_ns = (u64)READ_ONCE(sdr_rto_max_us) * NSEC_PER_USEC;
-	cfg.dead_ns = flow->dead_ns;
-	cfg.ack_every = READ_ONCE(sdr_ack_every);
-	cfg.ack_delay_ns = (u64)READ_ONCE(sdr_ack_delay_us) * NSEC_PER_USEC;
-	/* Explicit: a receiver that never sends has no RTT estimate. */
-	cfg.reorder_ns = (u64)READ_ONCE(sdr_reorder_us) * NSEC_PER_USEC;
-	cfg.nack_interval_ns = (u64)READ_ONCE(sdr_nack_interval_us) *
-			       NSEC_PER_USEC;
-	cfg.ec_beta_pct = READ_ONCE(sdr_ec_beta_pct);
-	if (cfg.rto_min_ns > cfg.rto_max_ns)
-		cfg.rto_min_ns = cfg.rto_max_ns;
+	sdr_flow_engine_cfg(flow, &cfg);
 	sdr_sr_flow_init(&flow->sr, &cfg);
+}
+
+/*
+ * The engine configuration of @flow, from the module parameters (for
+ * ADAPTIVE, the first guesses of what it learns).
+ */
+void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *c)
+{
+	sdr_sr_cfg_default(c);
+	c->pay = flow->payload;
+	c->pkts_per_chunk = flow->pkts_per_chunk;
+	c->max_inflight = READ_ONCE(sdr_max_inflight);
+	c->alpha_pct = READ_ONCE(sdr_alpha_pct);
+	c->rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
+	c->rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
+	c->rto_max_ns = (u64)READ_ONCE(sdr_rto_max_us) * NSEC_PER_USEC;
+	c->dead_ns = flow->dead_ns;
+	c->ack_every = READ_ONCE(sdr_ack_every);
+	c->ack_delay_ns = (u64)READ_ONCE(sdr_ack_delay_us) * NSEC_PER_USEC;
+	/* Explicit: a receiver that never sends has no RTT estimate. */
+	c->reorder_ns = (u64)READ_ONCE(sdr_reorder_us) * NSEC_PER_USEC;
+	c->nack_interval_ns = (u64)READ_ONCE(sdr_nack_interval_us) *
+			       NSEC_PER_USEC;
+	c->ec_beta_pct = READ_ONCE(sdr_ec_beta_pct);
+	if (c->rto_min_ns > c->rto_max_ns)
+		c->rto_min_ns = c->rto_max_ns;
+}
+
+/*
+ * The engine's counters of @flow's messages, over every engine state it
+ * has: SR's and EC's, and ADAPTIVE's once it is ready.
+ */
+void sdr_flow_engine_stats(struct sdr_flow *flow, struct sdr_sr_stats *st)
+{
+	u64 *v = (u64 *)st;
+	const u64 *a;
+	size_t i;
+
+	static_assert(sizeof(*st) % sizeof(u64) == 0);
+	lockdep_assert_held(&flow->lock);
+	*st = flow->sr.st;
+	if (!flow->ad)
+		return;
+	a = (const u64 *)&flow->ad->st;
+	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
+		v[i] += a[i];
 }

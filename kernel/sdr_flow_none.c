@@ -25,11 +25,10 @@ static void sdr_none_grant(struct sdr_flow *flow, u32 echo,
 	struct sdr_ctrl *c;
 
 	lockdep_assert_held(&flow->lock);
-	c = sdr_ctrlq_add(flow, q, flow->rx_next_post);
+	c = sdr_ctrlq_add(flow, q, SDR_POLICY_NONE, flow->rx_next_post);
 	if (!c)
 		return;
 	c->hdr.type = SDR_PKT_CREDIT;
-	c->hdr.policy = SDR_WIRE_POLICY_NONE;
 	c->hdr.ts = echo;
 	c->hdr.aux = sdr_credit_rx_grant(&flow->none_rx);
 }
@@ -40,11 +39,10 @@ static void sdr_none_probe(struct sdr_flow *flow, u32 psn,
 	struct sdr_ctrl *c;
 
 	lockdep_assert_held(&flow->lock);
-	c = sdr_ctrlq_add(flow, q, 0);
+	c = sdr_ctrlq_add(flow, q, SDR_POLICY_NONE, 0);
 	if (!c)
 		return;
 	c->hdr.type = SDR_PKT_PROBE;
-	c->hdr.policy = SDR_WIRE_POLICY_NONE;
 	c->hdr.ts = (u32)(ktime_get_ns() / NSEC_PER_USEC);
 	c->hdr.aux = psn;
 }

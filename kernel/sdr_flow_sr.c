@@ -41,15 +41,29 @@ static void sdr_srk_flow_free(struct sdr_flow *flow)
 	flow->sr_rx_mem = NULL;
 }
 
-/* Trace the packets the engine declared lost since @t0/@n0 were read. */
-static void sdr_srk_trace_lost(struct sdr_flow *flow, u32 seq, u64 t0, u64 n0)
+/* SR's and EC's engine state: the flow's own. */
+struct sdr_sr_flow *sdr_srk_engine(struct sdr_flow *flow)
+{
+	return &flow->sr;
+}
+
+/* The engine state message or receive of policy @ops runs on. */
+static struct sdr_sr_flow *sdr_srk_ef(struct sdr_flow *flow,
+				      const struct sdr_policy_ops *ops)
+{
+	return ops->engine(flow);
+}
+
+/* Trace the packets @ef declared lost since @t0/@n0 were read. */
+static void sdr_srk_trace_lost(struct sdr_flow *flow, struct sdr_sr_flow *ef,
+			       u32 seq, u64 t0, u64 n0)
 {
 	lockdep_assert_held(&flow->lock);
 
-	if (flow->sr.st.timeouts != t0)
-		trace_sdr_pkt_lost(flow->id, seq, flow->sr.st.timeouts - t0, false);
-	if (flow->sr.st.nack_lost != n0)
-		trace_sdr_pkt_lost(flow->id, seq, flow->sr.st.nack_lost - n0, true);
+	if (ef->st.timeouts != t0)
+		trace_sdr_pkt_lost(flow->id, seq, ef->st.timeouts - t0, false);
+	if (ef->st.nack_lost != n0)
+		trace_sdr_pkt_lost(flow->id, seq, ef->st.nack_lost - n0, true);
 }
 
 /*
@@ -71,21 +85,24 @@ void sdr_srk_rx_say(struct sdr_flow *flow, u32 idx, u64 now,
 		    struct sdr_ctrlq *q)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
+	struct sdr_sr_flow *ef;
 	struct sdr_ack ack;
 	struct sdr_pkt hdr;
 	struct sdr_ctrl *c;
 
 	lockdep_assert_held(&flow->lock);
+	ef = sdr_srk_ef(flow, slot->ops);
 	while (q->n < ARRAY_SIZE(q->c) &&
-	       sdr_sr_rx_next_ctrl(&flow->sr, &slot->sr, now, &hdr, &ack) > 0) {
-		c = sdr_ctrlq_add(flow, q, slot->seq);
+	       sdr_sr_rx_next_ctrl(ef, &slot->sr, now, &hdr, &ack) > 0) {
+		c = sdr_ctrlq_add(flow, q, slot->ops->id, slot->seq);
 		c->hdr.type = hdr.type;
 		c->hdr.aux = hdr.aux;
 		c->hdr.ts = hdr.ts;
+		c->hdr.imm = hdr.imm;
 		c->hdr.payload_len = hdr.payload_len;
 		c->len = sdr_ack_encode(&ack, c->body);
 	}
-	sdr_flow_arm(flow, sdr_sr_rx_deadline(&flow->sr, &slot->sr));
+	sdr_flow_arm(flow, sdr_sr_rx_deadline(ef, &slot->sr));
 }
 
 void sdr_srk_rx_post(struct sdr_flow *flow, u32 idx,
@@ -107,6 +124,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	const struct sdr_parity_ops *pops = slot->ops->parity;
+	struct sdr_sr_flow *ef = sdr_srk_ef(flow, slot->ops);
 	bool active = slot->state != SDR_RECV_DONE;
 	u64 now = ktime_get_ns();
 	u8 *par = NULL;
@@ -120,7 +138,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
 		if (!par)
 			return SDR_DROP_NOMEM;
 	}
-	ret = sdr_sr_rx_data(&flow->sr, &slot->sr, pkt, now);
+	ret = sdr_sr_rx_data(ef, &slot->sr, pkt, now);
 	if (ret < 0) {
 		kfree(par);
 		return -ret;
@@ -153,10 +171,10 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
  * @seq, whose receive ended: the sender missed it, or must learn that the
  * application discarded the message.
  */
-static void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
-			     struct sdr_ctrlq *q)
+static void sdr_srk_rx_final(struct sdr_flow *flow, u8 policy, u32 seq,
+			     u32 flags, u32 ts, struct sdr_ctrlq *q)
 {
-	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, seq);
+	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, policy, seq);
 	struct sdr_ack ack;
 
 	lockdep_assert_held(&flow->lock);
@@ -171,7 +189,7 @@ static void sdr_srk_rx_final(struct sdr_flow *flow, u32 seq, u32 flags, u32 ts,
 static void sdr_srk_rx_rnr(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			   struct sdr_ctrlq *q)
 {
-	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->msg_seq);
+	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, pkt->policy, pkt->msg_seq);
 
 	lockdep_assert_held(&flow->lock);
 	if (!c)
@@ -203,7 +221,8 @@ void sdr_srk_rx_unmatched(struct sdr_flow *flow,
 	    pkt->msg_seq - flow->rx_seq0 < flow->rx_next_post - flow->rx_seq0) {
 		flags = test_bit(pkt->msg_seq % SDR_RX_HIST, flow->rx_delivered) ?
 			SDR_ACK_F_COMPLETE : SDR_ACK_F_ABORT;
-		sdr_srk_rx_final(flow, pkt->msg_seq, flags, pkt->ts, q);
+		sdr_srk_rx_final(flow, pkt->policy, pkt->msg_seq, flags,
+				 pkt->ts, q);
 	}
 }
 
@@ -211,7 +230,9 @@ void sdr_srk_rx_unmatched(struct sdr_flow *flow,
 void sdr_srk_rx_abandon(struct sdr_flow *flow, u32 idx,
 			struct sdr_ctrlq *q)
 {
-	sdr_srk_rx_final(flow, flow->slots[idx].seq, SDR_ACK_F_ABORT, 0, q);
+	struct sdr_rxslot *slot = &flow->slots[idx];
+
+	sdr_srk_rx_final(flow, slot->ops->id, slot->seq, SDR_ACK_F_ABORT, 0, q);
 }
 
 /* The SR message with sequence @seq among the flow's sends, or NULL. */
@@ -231,8 +252,8 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 		    const u8 *payload, struct sdr_ctrlq *q)
 {
 	struct sdr_txmsg *msg = sdr_srk_find(flow, pkt->msg_seq);
-	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
-	u64 now = ktime_get_ns(), bad;
+	u64 now = ktime_get_ns(), bad, t0, n0;
+	struct sdr_sr_flow *ef;
 	struct sdr_ack ack;
 	int ret;
 
@@ -242,23 +263,29 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 		return SDR_DROP_POLICY;
 	if (!msg)
 		return SDR_DROP_STALE;	/* finished already: a late copy */
-	bad = flow->sr.st.bad_acks;
+	/* an answer names its message's policy, which says whose state it is */
+	if (pkt->policy != msg->ops->id)
+		return SDR_DROP_POLICY;
+	ef = sdr_srk_ef(flow, msg->ops);
+	t0 = ef->st.timeouts;
+	n0 = ef->st.nack_lost;
+	bad = ef->st.bad_acks;
 	if (pkt->type == SDR_PKT_RNR) {
-		sdr_sr_tx_rnr(&flow->sr, &msg->sr, now);
+		sdr_sr_tx_rnr(ef, &msg->sr, now);
 	} else {
 		ret = sdr_ack_decode(payload, pkt->payload_len, &ack);
 		if (ret)
 			return -ret;
-		sdr_sr_tx_ack(&flow->sr, &msg->sr, pkt, &ack, now);
+		sdr_sr_tx_ack(ef, &msg->sr, pkt, &ack, now);
 	}
-	if (flow->sr.st.bad_acks != bad) {
+	if (ef->st.bad_acks != bad) {
 		/* no true receiver said that: it changed nothing */
 		trace_sdr_ack_rejected(flow->id, msg->seq, pkt->type, pkt->aux);
 		return SDR_DROP_ACK_CLAIM;
 	}
 	flow->sr_heard_ns = now;
-	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
-	sdr_flow_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	sdr_srk_trace_lost(flow, ef, msg->seq, t0, n0);
+	sdr_flow_arm(flow, sdr_sr_tx_deadline(ef, &msg->sr, now));
 	return 0;
 }
 
@@ -275,8 +302,8 @@ int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 	if (!msg->sr_mem)
 		return -ENOMEM;
 	/* numbered (msg->sr.seq) when it is listed */
-	ret = sdr_sr_tx_init(&flow->sr, &msg->sr, 0, msg->msg_len, msg->sr_mem,
-			     ktime_get_ns());
+	ret = sdr_sr_tx_init(sdr_srk_ef(flow, msg->ops), &msg->sr, 0,
+			     msg->msg_len, msg->sr_mem, ktime_get_ns());
 	if (ret)
 		return ret;
 	sdr_sr_tx_set_limit(&msg->sr, msg->ready);
@@ -299,7 +326,8 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
 		     struct sdr_tx_round *r, struct sdr_pkt *pkt,
 		     const u8 **data)
 {
-	u64 t0 = flow->sr.st.timeouts, n0 = flow->sr.st.nack_lost;
+	struct sdr_sr_flow *ef = sdr_srk_ef(flow, msg->ops);
+	u64 t0 = ef->st.timeouts, n0 = ef->st.nack_lost;
 	u64 now = r->now;
 	struct sdr_sr_txd txd;
 	int ret;
@@ -308,9 +336,9 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
 	if (msg->sr.status)
 		return false;
 	sdr_srk_heard(flow, msg);
-	ret = sdr_sr_tx_next(&flow->sr, &msg->sr, now, &txd);
-	sdr_srk_trace_lost(flow, msg->seq, t0, n0);
-	sdr_flow_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+	ret = sdr_sr_tx_next(ef, &msg->sr, now, &txd);
+	sdr_srk_trace_lost(flow, ef, msg->seq, t0, n0);
+	sdr_flow_arm(flow, sdr_sr_tx_deadline(ef, &msg->sr, now));
 	if (ret != 1)
 		return false;
 	if (txd.flags & SDR_PKT_F_RETX)
@@ -346,17 +374,18 @@ bool sdr_srk_tx_status(struct sdr_flow *flow, struct sdr_txmsg *msg,
 bool sdr_srk_tx_poll(struct sdr_flow *flow, struct sdr_txmsg *msg,
 		     u64 now)
 {
-	u64 t0 = flow->sr.st.timeouts;
+	struct sdr_sr_flow *ef = sdr_srk_ef(flow, msg->ops);
+	u64 t0 = ef->st.timeouts;
 	int ret;
 
 	lockdep_assert_held(&flow->lock);
 	sdr_srk_heard(flow, msg);
-	ret = sdr_sr_tx_poll(&flow->sr, &msg->sr, now);
-	sdr_srk_trace_lost(flow, msg->seq, t0, flow->sr.st.nack_lost);
+	ret = sdr_sr_tx_poll(ef, &msg->sr, now);
+	sdr_srk_trace_lost(flow, ef, msg->seq, t0, ef->st.nack_lost);
 	if (ret == -ETIMEDOUT)
 		return true;
 	if (!msg->sr.status)
-		sdr_flow_arm(flow, sdr_sr_tx_deadline(&flow->sr, &msg->sr, now));
+		sdr_flow_arm(flow, sdr_sr_tx_deadline(ef, &msg->sr, now));
 	return false;
 }
 
@@ -409,6 +438,7 @@ static u64 sdr_srk_stat(struct sdr_flow *flow, u32 i)
 const struct sdr_policy_ops sdr_sr_ops = {
 	.id		= SDR_POLICY_SR,
 	.features	= SDR_PF_ACKED,
+	.engine		= sdr_srk_engine,
 	.flow_init	= sdr_srk_flow_init,
 	.flow_free	= sdr_srk_flow_free,
 	.tx_init	= sdr_srk_tx_init,

@@ -16,6 +16,7 @@ static const struct sdr_policy_ops * const sdr_policies[] = {
 	[SDR_POLICY_NONE]	= &sdr_none_ops,
 	[SDR_POLICY_SR]		= &sdr_sr_ops,
 	[SDR_POLICY_EC]		= &sdr_ec_ops,
+	[SDR_POLICY_ADAPTIVE]	= &sdr_adaptive_ops,
 };
 
 /* every defined policy's word, so a known one the kernel lacks is EOPNOTSUPP */
@@ -93,4 +94,4 @@ static const struct kernel_param_ops sdr_default_policy_ops = {
 };
 module_param_cb(default_policy, &sdr_default_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(default_policy,
-		 "Policy of flows created with SDR_POLICY_DEFAULT, by number or name: 0 none, 1 sr, 2 ec [default 0]");
+		 "Policy of flows created with SDR_POLICY_DEFAULT, by number or name: 0 none, 1 sr, 2 ec, 3 adaptive [default 0]");

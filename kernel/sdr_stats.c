@@ -6,11 +6,23 @@
  */
 #include "sdr.h"
 #include "sdr_stats.h"
+#include "sdr_flow.h"
 
+/* The RTT estimate of the engine state the flow's policy sends with. */
+static const struct sdr_rtt *sdr_flow_rtt(struct sdr_flow *flow)
+{
+	return flow->ad && flow->policy == SDR_POLICY_ADAPTIVE ?
+	       &flow->ad->rtt : &flow->sr.rtt;
+}
+
+/* Field @f of @flow (flow->lock held). */
 u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
 {
-	const struct sdr_sr_stats *sr = &flow->sr.st;
+	struct sdr_sr_stats st;
+	const struct sdr_sr_stats *sr = &st;
 
+	lockdep_assert_held(&flow->lock);
+	sdr_flow_engine_stats(flow, &st);
 	switch (f) {
 	case SDR_FF_OWNER_PID:		return flow->owner_pid;
 	case SDR_FF_OWNER_UID:		return flow->owner_uid;
@@ -38,7 +50,7 @@ u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
 	case SDR_FF_MSGS_SENT:		return flow->stats.msgs_sent;
 	case SDR_FF_MSGS_RECEIVED:	return flow->stats.msgs_received;
 	case SDR_FF_MSGS_FAILED:	return flow->stats.msgs_failed;
-	case SDR_FF_SRTT_US:		return div_u64(flow->sr.rtt.srtt_ns, 1000);
+	case SDR_FF_SRTT_US:		return div_u64(sdr_flow_rtt(flow)->srtt_ns, 1000);
 	case SDR_FF_PARITY_TX:		return sr->parity_tx;
 	case SDR_FF_PARITY_RX:		return sr->parity_rx;
 	case SDR_FF_RECOVERED:		return sr->ec_recovered;

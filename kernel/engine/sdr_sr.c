@@ -888,7 +888,7 @@ u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f)
  * the round trip) at the rate packets arrive, 2..64 packets; the
  * configured one until it has both.
  */
-static u32 sdr_sr_ack_every(const struct sdr_sr_flow *f)
+u32 sdr_sr_ack_every(const struct sdr_sr_flow *f)
 {
 	u64 n;
 

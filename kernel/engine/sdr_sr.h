@@ -257,6 +257,7 @@ u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f);
 u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f);
+u32 sdr_sr_ack_every(const struct sdr_sr_flow *f);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);

@@ -62,7 +62,7 @@ slab() {
 
 # one warm-up transfer per policy, so caches the first flows create count
 # in the start
-for p in none sr ec; do
+for p in none sr ec adaptive; do
 	"$perf" -d rxe1 -P "$p" -p 18790 -q >/dev/null 2>&1 &
 	wait_listen 18790
 	"$perf" -d rxe0 -P "$p" -p 18790 -q -n 20 -s 256K 198.18.0.2 >/dev/null 2>&1

@@ -190,10 +190,12 @@ static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 	m->policy = -1;
 	if (switch_every) {
 		static const uint32_t cycle[] = {
-			SDR_POLICY_NONE, SDR_POLICY_SR, SDR_POLICY_EC
+			SDR_POLICY_NONE, SDR_POLICY_SR, SDR_POLICY_EC,
+			SDR_POLICY_ADAPTIVE
 		};
 
-		m->policy = (int)cycle[(i / switch_every) % 3];
+		m->policy = (int)cycle[(i / switch_every) %
+					 (sizeof(cycle) / sizeof(cycle[0]))];
 		if (i % switch_every == 0) {
 			ret = sdr_flow_set_policy(self->fs, m->policy);
 			if (ret)
@@ -572,17 +574,24 @@ TEST_F_T(pair, policy_switch_live_200, 300)
 	flow_policies(self->fs, dev0(), ps, sizeof(ps));
 	flow_policies(self->fr, dev1(), pr, sizeof(pr));
 	TH_LOG("policies after: sender '%s', receiver '%s'", ps, pr);
-	EXPECT_EQ(strcmp(ps, "none sr ec"), 0);
-	EXPECT_EQ(strcmp(pr, "none sr ec"), 0);
+	EXPECT_EQ(strcmp(ps, "none sr ec adaptive"), 0);
+	EXPECT_EQ(strcmp(pr, "none sr ec adaptive"), 0);
 	/* what each policy shows of the flows (flows/<id>/<policy>/) */
 	EXPECT_GE(flow_file(self->fs, dev0(), "sr/acks_rx"), 1);
 	EXPECT_NE(flow_file(self->fs, dev0(), "sr/acks_rx"), ~0ULL);
-	EXPECT_EQ(flow_file(self->fs, dev0(), "sr/retransmits"),
+	/* the flow's counter sums its engine states: SR's (and EC's) and ADAPTIVE's */
+	EXPECT_EQ(flow_file(self->fs, dev0(), "sr/retransmits") +
+		  flow_file(self->fs, dev0(), "adaptive/retransmits"),
 		  flow_counter(self->fs, dev0(), "retransmits"));
 	EXPECT_GE(flow_file(self->fs, dev0(), "ec/parity_sent"), 1);
 	EXPECT_NE(flow_file(self->fs, dev0(), "ec/parity_sent"), ~0ULL);
 	EXPECT_GE(flow_file(self->fr, dev1(), "none/credits_tx"), 1);
 	EXPECT_NE(flow_file(self->fr, dev1(), "none/credits_tx"), ~0ULL);
+	/* ADAPTIVE's own state: its ACKs, and the arrival gap it learned */
+	EXPECT_GE(flow_file(self->fs, dev0(), "adaptive/acks_rx"), 1);
+	EXPECT_NE(flow_file(self->fs, dev0(), "adaptive/acks_rx"), ~0ULL);
+	EXPECT_GE(flow_file(self->fr, dev1(), "adaptive/gap_ns"), 1);
+	EXPECT_NE(flow_file(self->fr, dev1(), "adaptive/gap_ns"), ~0ULL);
 }
 
 /*

@@ -15,7 +15,7 @@
 # NONE nothing is retransmitted, so only verify and the drops are checked.
 . "$(dirname "$0")/lib.sh"
 
-read -ra policies <<<"${SDR_ROGUE_POLICIES:-none sr ec}"
+read -ra policies <<<"${SDR_ROGUE_POLICIES:-none sr ec adaptive}"
 plan $((2 + 8 * ${#policies[@]}))
 sdr_load
 rogue=$TOP/tests/vm/bin/rogue

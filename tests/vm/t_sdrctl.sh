@@ -41,15 +41,15 @@ check "dev -j -p: the same data, indented" \
 abi=$(sed -n 's/^#define SDR_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$TOP/uapi/sdr.h")
 caps=$("$ctl" -j caps)
 diag "caps: $caps"
-check "caps -j: ABI $abi, policies none sr ec, no features, the EC and flow limits" py "
+check "caps -j: ABI $abi, policies none sr ec adaptive, no features, the EC and flow limits" py "
 assert len(j) == 1, j
 c = j[0]
 assert c['abi_version'] == $abi and c['policy_nr'] == 5, c
-assert c['policies'] == ['none', 'sr', 'ec'] and c['features'] == [], c
+assert c['policies'] == ['none', 'sr', 'ec', 'adaptive'] and c['features'] == [], c
 assert (c['ec_max_k'], c['ec_max_m']) == (64, 32), c
 assert (c['max_msg_size'], c['max_msgs']) == (1 << 30, 1024), c" "$caps"
 check "caps: the same on one line" test "$("$ctl" caps show)" = \
-	"sdr: abi_version $abi policies none,sr,ec policy_nr 5 features - ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
+	"sdr: abi_version $abi policies none,sr,ec,adaptive policy_nr 5 features - ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
 runs=$(py 'print(", ".join(j[0]["policies"]))' "$caps")
 check "help: set flow offers the policies the module runs" \
 	grep -qF "sdrctl set flow DEV/ID policy ${runs//, /|}" <<<"$("$ctl" help)"
@@ -85,11 +85,15 @@ pstats=$("$ctl" -j -s flow dev rxe0)
 fid=$(sed -n "s|^rxe0/\([0-9]*\): pid $cpid .*|\1|p" <<<"$text")
 perr=$("$ctl" set flow "rxe0/$fid" policy bogus 2>&1)
 prc=$?
-# defined but not run: refused, naming what runs (the flow keeps none)
-aerr=$("$ctl" set flow "rxe0/$fid" policy adaptive 2>&1)
-arc=$?
+# defined but not run: refused, naming what runs (the flow keeps none);
+# adaptive runs, and shows what it learned
 uerr=$("$ctl" set flow "rxe0/$fid" policy auto 2>&1)
 urc=$?
+"$ctl" set flow "rxe0/$fid" policy adaptive
+arc=$?
+apol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
+areo=$(cat "/sys/class/sdr/rxe0/flows/$fid/adaptive/reorder_us" 2>&1)
+atext=$("$ctl" -s flow show dev rxe0 id "$fid" 2>&1)
 "$ctl" set flow "rxe0/$fid" policy none
 nrc=$?
 pol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
@@ -144,18 +148,19 @@ good=0
 check "set flow rxe0/$fid policy bogus: exit 1, Invalid argument, policy kept" test $good = 1
 diag "set flow: rc $prc: $perr"
 good=0
-[ "$arc/$urc/$nrc" = 1/1/0 ] &&
-	grep -qF "set flow rxe0/$fid policy adaptive: Operation not supported (the loaded module does not run this policy; it runs $runs)" <<<"$aerr" &&
+[ "$urc/$arc/$nrc" = 1/0/0 ] && [ "$apol" = adaptive ] &&
+	[ "$areo" -gt 0 ] 2>/dev/null &&
 	grep -qF "set flow rxe0/$fid policy auto: Operation not supported (the loaded module does not run this policy; it runs $runs)" <<<"$uerr" &&
+	grep -qE "reorder_us [0-9]+" <<<"$atext" &&
 	good=1
-check "set flow policy adaptive, auto: exit 1, not run, names $runs; none: exit 0" test $good = 1
+check "set flow policy auto: exit 1, not run, names $runs; adaptive: exit 0, learned values shown; none: exit 0" test $good = 1
 good=0
 [ "$erc/$eerc" = 0/1 ] && [ "$geo" = "16 4" ] && [ "$geo2" = "16 4" ] &&
 	grep -qF "set flow rxe0/$fid ec 65 4: Invalid argument (k is 1..64, m 1..32)" <<<"$eerr" &&
 	grep -qE "^rxe0/$fid: .* ec_k 16 ec_m 4 state" <<<"$etext" && good=1
 check "set flow ec 16 4: taken and shown; ec 65 4: exit 1, names the ranges, kept" test $good = 1
 diag "set flow ec: rc $erc/$eerc, ec_geometry '$geo' then '$geo2': $eerr"
-diag "set flow adaptive: rc $arc: $aerr"
+diag "set flow auto: rc $urc: $uerr; adaptive: rc $arc, policy '$apol', reorder_us '$areo'"
 wait "$cpid"
 crc=$?
 wait "$spid"
@@ -170,17 +175,17 @@ check "flow -j: no flows left after the run" py 'assert j == [], j' "$("$ctl" -j
 "$perf" -d rxe1 -q -p 18516 >"$srv_out" 2>&1 &
 spid=$!
 wait_listen 18516
-"$perf" -d rxe0 -q -p 18516 -P adaptive -n 1 198.18.0.2 >"$cli_out" 2>&1
+"$perf" -d rxe0 -q -p 18516 -P auto -n 1 198.18.0.2 >"$cli_out" 2>&1
 crc=$?
 wait "$spid"
 src=$?
-diag "sdr_perf -P adaptive: client rc $crc: $(cat "$cli_out"); server rc $src: $(cat "$srv_out")"
+diag "sdr_perf -P auto: client rc $crc: $(cat "$cli_out"); server rc $src: $(cat "$srv_out")"
 good=0
 [ "$crc/$src" = 2/2 ] &&
-	grep -qF "sdr_perf: policy 'adaptive' is not supported by this sdr.ko (Operation not supported); it runs $runs" "$cli_out" &&
-	grep -qF "sdr_perf: client: policy 'adaptive' is not supported by its sdr.ko" "$srv_out" &&
+	grep -qF "sdr_perf: policy 'auto' is not supported by this sdr.ko (Operation not supported); it runs $runs" "$cli_out" &&
+	grep -qF "sdr_perf: client: policy 'auto' is not supported by its sdr.ko" "$srv_out" &&
 	good=1
-check "sdr_perf -P adaptive: both exit 2; the client names what its sdr.ko runs" test $good = 1
+check "sdr_perf -P auto: both exit 2; the client names what its sdr.ko runs" test $good = 1
 rm -f "$srv_out" "$cli_out"
 
 # ---- defaults ----
