@@ -29,6 +29,13 @@ static bool sdr_sr_adaptive(const struct sdr_sr_flow *f)
 	return f->cfg.flags & SDR_SR_CFG_ADAPTIVE;
 }
 
+/* ADAPTIVE's DATA tell the receiver the sender's SRTT (us; 0: none yet). */
+static u32 sdr_sr_srtt_us(const struct sdr_sr_flow *f)
+{
+	return f->rtt.samples ?
+	       (u32)min_t(u64, div_u64(f->rtt.srtt_ns, 1000), U32_MAX) : 0;
+}
+
 static u64 sdr_sat_add(u64 a, u64 b)
 {
 	return a > U64_MAX - b ? U64_MAX : a + b;
@@ -64,7 +71,7 @@ static void sdr_sr_pace_burst(struct sdr_sr_flow *f)
 
 /*
  * ADAPTIVE paces at the rate its receiver sees packets arrive (@gap_ns
- * apart, full packets), 5/4 of it so the rate climbs to what the path
+ *  apart, full packets), 9/8 of it so the rate climbs to what the path
  * carries: at the bottleneck's rate the queue stops growing, instead of
  * holding a window's worth while losses wait to be repaired behind it.
  * Never faster than cfg.pace_bps allows.
@@ -74,7 +81,7 @@ static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns)
 	u64 fs;
 
 	f->peer_gap_ns = gap_ns;
-	fs = div_u64(((u64)gap_ns * 1000 * 16 / 17) << 10,
+	fs = div_u64(((u64)gap_ns * 1000 * 8 / 9) << 10,
 		     f->cfg.pay + SDR_WIRE_HDR_LEN);
 	f->pace_fs1024 = max(fs, f->pace_cfg_fs1024);
 	sdr_sr_pace_burst(f);
@@ -581,7 +588,8 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	out->flags = flags;
 	out->ts = (u32)div_u64(now_ns, 1000);
 	m->last_tx_us = out->ts;
-	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) : 0;
+	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) :
+		   sdr_sr_adaptive(f) ? sdr_sr_srtt_us(f) : 0;
 
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
@@ -717,14 +725,12 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		/*
 		 * Resend a named hole only if its last copy had time to
 		 * arrive before the receiver looked (one SRTT ago): a copy
-		 * sent since then is still on its way.  ADAPTIVE's receiver
-		 * NACKs a hole only once its copy is overdue (it learned how
-		 * long repairs take), so only the physical bound is left:
-		 * a copy younger than the path's minimum RTT cannot be what
-		 * the NACK is about.
+		 * sent since then is still on its way.  ADAPTIVE takes the
+		 * latest RTT sample instead (as RACK does): it follows the
+		 * queue the path holds now, where the SRTT lags behind.
 		 */
 		u64 guard = !f->rtt.samples ? 0 :
-			    sdr_sr_adaptive(f) ? f->rtt.min_ns : f->rtt.srtt_ns;
+			    sdr_sr_adaptive(f) ? f->rtt.latest_ns : f->rtt.srtt_ns;
 
 		end = min_t(u32, ack->base + ack->nbits, m->next_new);
 		for (i = ack->base; i < end; i++) {
@@ -859,15 +865,15 @@ u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
 }
 
 /*
- * Between NACK rounds of a message.  ADAPTIVE: as long as a NACKed hole
- * was seen to take to be repaired, plus its variation (or the reorder
- * window, if longer), so a round NACKs only repairs that are overdue.
+ * Between NACK rounds of a message.  ADAPTIVE: a round trip (the
+ * sender's SRTT) plus the reorder window and twice the arrival jitter,
+ * so a round NACKs only repairs that are overdue.
  */
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 {
-	if (sdr_sr_adaptive(f) && f->ad.rec_ns)
-		return f->ad.rec_ns + max(2 * f->ad.rec_var_ns,
-					  sdr_sr_reorder_ns(f));
+	if (sdr_sr_adaptive(f) && f->ad.peer_srtt_ns)
+		return f->ad.peer_srtt_ns + sdr_sr_reorder_ns(f) +
+		       2 * f->ad.jitter_ns;
 	if (f->cfg.nack_interval_ns)
 		return f->cfg.nack_interval_ns;
 	return sdr_rtt_srtt(&f->rtt);
@@ -876,25 +882,27 @@ u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 /*
  * ADAPTIVE: silence after which a message's packets past the highest
  * one received count as lost, so a lost tail is NACKed like any hole
- * instead of waiting for the sender's RTO.
+ * instead of waiting for the sender's RTO: the reorder window plus twice
+ * the longest gap seen lately between arrivals (a loss counts as one),
+ * and at least a quarter of a round trip (a host's hiccup is no loss).
  */
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f)
 {
-	return sdr_sr_reorder_ns(f) + 2 * f->ad.gap_ns;
+	return max(sdr_sr_reorder_ns(f) + 2 * max(f->ad.gap_ns, f->ad.jitter_ns),
+		   f->ad.peer_srtt_ns >> 2);
 }
 
 /*
- * ADAPTIVE's ACK frequency: about four per repair time (its measure of
- * the round trip) at the rate packets arrive, 2..64 packets; the
- * configured one until it has both.
+ * ADAPTIVE's ACK frequency: about four per round trip at the rate packets
+ * arrive, 2..64 packets; the configured one until it knows both.
  */
 u32 sdr_sr_ack_every(const struct sdr_sr_flow *f)
 {
 	u64 n;
 
-	if (!sdr_sr_adaptive(f) || !f->ad.gap_ns || !f->ad.rec_ns)
+	if (!sdr_sr_adaptive(f) || !f->ad.gap_ns || !f->ad.peer_srtt_ns)
 		return f->cfg.ack_every;
-	n = div64_u64(f->ad.rec_ns >> 2, f->ad.gap_ns);
+	n = div64_u64(f->ad.peer_srtt_ns >> 2, f->ad.gap_ns);
 	return (u32)clamp_t(u64, n, 2, 64);
 }
 
@@ -1118,80 +1126,87 @@ static int sdr_sr_rx_ec_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	return flags;
 }
 
-static u64 sdr_sr_ewma(u64 avg, u64 sample)
+/* The median of the gap samples taken so far (at most the last N). */
+static u64 sdr_sr_gap_median(const struct sdr_sr_learn *l)
 {
-	return avg ? avg - (avg >> 3) + (sample >> 3) : sample;
+	u64 v[SDR_SR_GAP_SAMPLES], x;
+	u32 n = 0, i, j;
+
+	for (i = 0; i < SDR_SR_GAP_SAMPLES; i++) {
+		x = l->gap_win[i];
+		if (!x)
+			continue;
+		for (j = n++; j && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	return n ? v[n / 2] : 0;
 }
 
 /*
  * ADAPTIVE's gap between packets: the front of a message advanced with
  * @pkt.  A sample is the mean gap over SDR_SR_GAP_WIN packets' worth of
  * bytes (a host that takes packets in batches sees single gaps of 0 and
- * of a whole batch); the gap is the least of the last SDR_SR_GAP_SAMPLES,
- * so a window where the sender paused (waiting for ACKs, for the
- * application, for a timeout) does not count as the path slowing down.
- * Measured per message, from its first packet's arrival.
+ * of a whole batch); the gap is the median of the last
+ * SDR_SR_GAP_SAMPLES, so neither a window where the sender paused
+ * (waiting for ACKs, for the application, for a timeout) nor one a
+ * batch squeezed moves it.  Measured per message, from its first
+ * packet's arrival.  The longest single gap, decaying, is the arrival
+ * jitter a silent tail must outlast.
  */
 static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 			     const struct sdr_pkt *pkt, u64 now_ns)
 {
 	struct sdr_sr_learn *l = &f->ad;
-	u32 full = f->cfg.pay + SDR_WIRE_HDR_LEN, i;
-	u64 d, g;
+	u32 full = f->cfg.pay + SDR_WIRE_HDR_LEN;
+	u64 cap = f->cfg.rto_max_ns, d;
 
-	r->last_new_ns = now_ns;
 	if (r->nrecv == 1) {
+		r->last_new_ns = now_ns;
 		l->win_start_ns = now_ns;
 		l->win_bytes = 0;
 		return;
 	}
+	d = min(now_ns - r->last_new_ns, cap);
+	r->last_new_ns = now_ns;
+	l->jitter_ns = max(d, l->jitter_ns - (l->jitter_ns >> 4));
 	l->win_bytes += pkt->payload_len + SDR_WIRE_HDR_LEN;
 	if (l->win_bytes < SDR_SR_GAP_WIN * full)
 		return;
-	d = min(now_ns - l->win_start_ns, f->cfg.rto_max_ns);
+	d = min(now_ns - l->win_start_ns, cap);
 	l->gap_win[l->gap_next] = max_t(u64, div_u64(d * full, l->win_bytes), 1);
 	l->gap_next = (l->gap_next + 1) % SDR_SR_GAP_SAMPLES;
 	l->win_start_ns = now_ns;
 	l->win_bytes = 0;
-	g = U64_MAX;
-	for (i = 0; i < SDR_SR_GAP_SAMPLES; i++)
-		if (l->gap_win[i])
-			g = min(g, l->gap_win[i]);
-	l->gap_ns = g;
+	l->gap_ns = sdr_sr_gap_median(l);
 }
 
 /*
  * ADAPTIVE learns from new packet @idx of @r (@old_high before it): the
  * gap between arrivals; for a packet that fills a hole, either how long
- * the repair of a NACKed hole took (a retransmission) or how late a
- * reordered original came.  An original that fills a hole already NACKed
- * shows the window was too short: it grows at once, by a quarter at
- * least.  After SDR_SR_AD_CLEAN repairs without that, it
- * halves, so a window a burst of reordering widened comes back.
+ * a NACKed hole was repaired (a retransmission) or how late a reordered
+ * original came.  An original that fills a hole already NACKed shows the
+ * window was too short: it grows at once, by a quarter at least.  After
+ * SDR_SR_AD_CLEAN repairs without that, it halves, so a window a burst of
+ * reordering widened comes back.  The sender's SRTT comes in the aux of
+ * every packet: the receiver's measure of the round trip.
  */
 static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 			 const struct sdr_pkt *pkt, u32 idx, u32 old_high,
 			 u64 now_ns)
 {
 	struct sdr_sr_learn *l = &f->ad;
-	u64 cap = f->cfg.rto_max_ns, d, late;
+	u64 cap = f->cfg.rto_max_ns, late;
 
+	if (pkt->aux)
+		l->peer_srtt_ns = min((u64)pkt->aux * 1000, cap);
 	if (idx >= old_high) {
 		sdr_sr_learn_gap(f, r, pkt, now_ns);
 		return;
 	}
 	if (pkt->flags & SDR_PKT_F_RETX) {
-		if (idx >= r->nack_hi || !r->nack_tx_ns)
+		if (idx >= r->nack_hi)
 			return;	/* the sender's RTO, not a NACK, repaired it */
-		d = min(now_ns - r->nack_tx_ns, cap);
-		if (l->rec_ns) {
-			late = l->rec_ns > d ? l->rec_ns - d : d - l->rec_ns;
-			l->rec_var_ns = l->rec_var_ns - (l->rec_var_ns >> 2) +
-					(late >> 2);
-		} else {
-			l->rec_var_ns = d / 2;
-		}
-		l->rec_ns = sdr_sr_ewma(l->rec_ns, d);
 		if (++l->clean >= SDR_SR_AD_CLEAN) {
 			l->reo_ns /= 2;
 			l->clean = 0;
@@ -1482,7 +1497,6 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	if (r->nack_cursor >= r->nack_end)
 		sdr_sr_nack_sweep_end(f, r, now_ns);
 	r->last_ack_ns = now_ns;
-	r->nack_tx_ns = now_ns;
 	f->st.nacks_tx++;
 	return 1;
 }

@@ -92,22 +92,23 @@ struct sdr_sr_stats {
 
 /*
  * What ADAPTIVE learns of a flow's arrivals, as the receiver: the gap
- * between new packets, how late a reordered packet comes, and how long a
- * NACKed hole takes to be repaired.  Its reorder window, NACK interval
- * and tail wait derive from these instead of module parameters.
+ * between new packets and its jitter, how late a reordered packet comes,
+ * and the round trip (the sender's SRTT, which its packets carry).  Its
+ * reorder window, NACK interval, tail wait and ACK frequency derive from
+ * these instead of module parameters.
  */
-#define SDR_SR_GAP_WIN		16	/* full packets per gap sample */
-#define SDR_SR_GAP_SAMPLES	8	/* gap: the least of the last samples */
+#define SDR_SR_GAP_WIN		32	/* full packets per gap sample */
+#define SDR_SR_GAP_SAMPLES	8	/* gap: the median of the last samples */
 
 struct sdr_sr_learn {
 	u64	gap_ns;		/* gap between full packets; 0: no sample */
+	u64	jitter_ns;	/* longest single gap at the front, decaying */
 	u64	gap_win[SDR_SR_GAP_SAMPLES];	/* the latest samples */
 	u32	gap_next;	/* gap_win slot of the next one */
 	u32	win_bytes;	/* wire bytes at the front since win_start_ns */
 	u64	win_start_ns;
 	u64	reo_ns;		/* lateness of reordered packets, max-tracked */
-	u64	rec_ns;		/* NACK to repair, smoothed; 0: no sample */
-	u64	rec_var_ns;
+	u64	peer_srtt_ns;	/* the sender's SRTT, from its packets' aux */
 	u32	clean;		/* repairs since the window last had to grow */
 };
 
@@ -238,7 +239,6 @@ struct sdr_sr_rx {
 	u64	last_ts_ns;	/* when last_ts arrived */
 	/* ADAPTIVE */
 	u64	last_new_ns;	/* when high last advanced */
-	u64	nack_tx_ns;	/* the latest NACK */
 	u64	tail_at_ns;	/* NACK the unseen tail then, U64_MAX: not armed */
 	bool	tail_open;	/* the tail past high counts as holes */
 	/* EC: 0 for an SR message */

@@ -689,10 +689,10 @@ static void run(const struct imp *im)
 	if (im->rnr)
 		CHECK(w->fs.st.rnr_rx > 0);
 	if (im->adaptive) {
-		tap_diag("%s: learned gap %.1f us, reorder %.1f us, repair %.1f us, NACK interval %.1f us; "
+		tap_diag("%s: learned gap %.1f us, reorder %.1f us, sender SRTT %.1f us, NACK interval %.1f us; "
 			 "late NACKs %llu, tail probes %llu",
 			 im->name, w->fr.ad.gap_ns / 1e3,
-			 sdr_sr_reorder_ns(&w->fr) / 1e3, w->fr.ad.rec_ns / 1e3,
+			 sdr_sr_reorder_ns(&w->fr) / 1e3, w->fr.ad.peer_srtt_ns / 1e3,
 			 sdr_sr_nack_interval_ns(&w->fr) / 1e3,
 			 (unsigned long long)w->fr.st.nack_late,
 			 (unsigned long long)w->fr.st.tail_probes);

@@ -311,11 +311,11 @@ int main(int argc, char **argv)
 		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
 		if (p.policy == SIM_ADAPTIVE)
 			printf(",\"reorder_ns\":%.0f,\"nack_interval_ns\":%.0f,"
-			       "\"tail_wait_ns\":%.0f,\"gap_ns\":%llu,\"repair_ns\":%llu,"
+			       "\"tail_wait_ns\":%.0f,\"gap_ns\":%llu,\"peer_srtt_ns\":%llu,"
 			       "\"nack_late\":%llu,\"tail_probes\":%llu",
 			       r.reorder_ns, r.nack_iv_ns, r.tail_wait_ns,
 			       (unsigned long long)r.ad.gap_ns,
-			       (unsigned long long)r.ad.rec_ns,
+			       (unsigned long long)r.ad.peer_srtt_ns,
 			       (unsigned long long)r.st.nack_late,
 			       (unsigned long long)r.st.tail_probes);
 		if (p.policy == SIM_EC)
@@ -376,12 +376,12 @@ int main(int argc, char **argv)
 		if (p.policy == SIM_ADAPTIVE) {
 			char b5[32];
 
-			printf("learned     reorder %s  NACK interval %s  tail wait %s  gap %s  repair %s;  late NACKs %llu  tail probes %llu\n",
+			printf("learned     reorder %s  NACK interval %s  tail wait %s  gap %s  srtt %s;  late NACKs %llu  tail probes %llu\n",
 			       fmt_time(r.reorder_ns, b1, sizeof(b1)),
 			       fmt_time(r.nack_iv_ns, b2, sizeof(b2)),
 			       fmt_time(r.tail_wait_ns, b3, sizeof(b3)),
 			       fmt_time((double)r.ad.gap_ns, b4, sizeof(b4)),
-			       fmt_time((double)r.ad.rec_ns, b5, sizeof(b5)),
+			       fmt_time((double)r.ad.peer_srtt_ns, b5, sizeof(b5)),
 			       (unsigned long long)r.st.nack_late,
 			       (unsigned long long)r.st.tail_probes);
 		}
