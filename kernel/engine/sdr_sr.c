@@ -71,7 +71,7 @@ static void sdr_sr_pace_burst(struct sdr_sr_flow *f)
 
 /*
  * ADAPTIVE paces at the rate its receiver sees packets arrive (@gap_ns
- *  apart, full packets), 9/8 of it so the rate climbs to what the path
+ * apart, full packets), 5/4 of it so the rate climbs to what the path
  * carries: at the bottleneck's rate the queue stops growing, instead of
  * holding a window's worth while losses wait to be repaired behind it.
  * Never faster than cfg.pace_bps allows.
@@ -81,7 +81,7 @@ static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns)
 	u64 fs;
 
 	f->peer_gap_ns = gap_ns;
-	fs = div_u64(((u64)gap_ns * 1000 * 8 / 9) << 10,
+	fs = div_u64(((u64)gap_ns * 1000 * 4 / 5) << 10,
 		     f->cfg.pay + SDR_WIRE_HDR_LEN);
 	f->pace_fs1024 = max(fs, f->pace_cfg_fs1024);
 	sdr_sr_pace_burst(f);
@@ -1144,15 +1144,18 @@ static u64 sdr_sr_gap_median(const struct sdr_sr_learn *l)
 }
 
 /*
- * ADAPTIVE's gap between packets: the front of a message advanced with
- * @pkt.  A sample is the mean gap over SDR_SR_GAP_WIN packets' worth of
+ * ADAPTIVE's gap between packets: @pkt is new to its message (in order
+ * or not: under reordering the front advances in jumps, and counting
+ * only the packets that move it would make the path look slower than it
+ * is).  A sample is the mean gap over SDR_SR_GAP_WIN packets' worth of
  * bytes (a host that takes packets in batches sees single gaps of 0 and
  * of a whole batch); the gap is the median of the last
  * SDR_SR_GAP_SAMPLES, so neither a window where the sender paused
  * (waiting for ACKs, for the application, for a timeout) nor one a
  * batch squeezed moves it.  Measured per message, from its first
  * packet's arrival.  The longest single gap, decaying, is the arrival
- * jitter a silent tail must outlast.
+ * jitter a silent tail must outlast.  r->last_new_ns: the latest new
+ * packet's arrival.
  */
 static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 			     const struct sdr_pkt *pkt, u64 now_ns)
@@ -1200,10 +1203,9 @@ static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 
 	if (pkt->aux)
 		l->peer_srtt_ns = min((u64)pkt->aux * 1000, cap);
-	if (idx >= old_high) {
-		sdr_sr_learn_gap(f, r, pkt, now_ns);
-		return;
-	}
+	sdr_sr_learn_gap(f, r, pkt, now_ns);
+	if (idx >= old_high)
+		return;		/* in order: nothing overtook it */
 	if (pkt->flags & SDR_PKT_F_RETX) {
 		if (idx >= r->nack_hi)
 			return;	/* the sender's RTO, not a NACK, repaired it */

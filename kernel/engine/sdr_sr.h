@@ -238,7 +238,7 @@ struct sdr_sr_rx {
 	u64	last_ack_ns;
 	u64	last_ts_ns;	/* when last_ts arrived */
 	/* ADAPTIVE */
-	u64	last_new_ns;	/* when high last advanced */
+	u64	last_new_ns;	/* when the latest new packet came */
 	u64	tail_at_ns;	/* NACK the unseen tail then, U64_MAX: not armed */
 	bool	tail_open;	/* the tail past high counts as holes */
 	/* EC: 0 for an SR message */
