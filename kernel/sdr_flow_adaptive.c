@@ -53,7 +53,7 @@ static void sdr_adk_flow_free(struct sdr_flow *flow)
 /* What it learned (as the receiver, and as the sender), and its counters. */
 static const char * const sdr_adk_stats[] = {
 	"reorder_us", "nack_interval_us", "tail_wait_us", "gap_ns",
-	"jitter_us", "peer_srtt_us", "pace_gap_ns", "rto_extra_us", "srtt_us", "rto_us",
+	"jitter_us", "peer_rtt_us", "pace_gap_ns", "rto_extra_us", "srtt_us", "rto_us",
 	"ack_every", "retransmits", "timeouts", "spurious_retx", "late_nacks",
 	"tail_probes", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx", NULL,
 };
@@ -69,7 +69,7 @@ static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
 	case 2: return div_u64(sdr_sr_tail_wait_ns(f), NSEC_PER_USEC);
 	case 3: return f->ad.gap_ns;
 	case 4: return div_u64(f->ad.jitter_ns, NSEC_PER_USEC);
-	case 5: return div_u64(f->ad.peer_srtt_ns, NSEC_PER_USEC);
+	case 5: return div_u64(f->ad.peer_rtt_ns, NSEC_PER_USEC);
 	case 6: return f->peer_gap_ns;
 	case 7: return div_u64(f->rto_extra_ns, NSEC_PER_USEC);
 	case 8: return div_u64(f->rtt.srtt_ns, NSEC_PER_USEC);

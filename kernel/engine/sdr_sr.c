@@ -29,11 +29,14 @@ static bool sdr_sr_adaptive(const struct sdr_sr_flow *f)
 	return f->cfg.flags & SDR_SR_CFG_ADAPTIVE;
 }
 
-/* ADAPTIVE's DATA tell the receiver the sender's SRTT (us; 0: none yet). */
-static u32 sdr_sr_srtt_us(const struct sdr_sr_flow *f)
+/*
+ * ADAPTIVE's DATA tell the receiver the sender's latest RTT sample (us;
+ * 0: none yet): what a repair it asks for now takes, queue included.
+ */
+static u32 sdr_sr_rtt_us(const struct sdr_sr_flow *f)
 {
 	return f->rtt.samples ?
-	       (u32)min_t(u64, div_u64(f->rtt.srtt_ns, 1000), U32_MAX) : 0;
+	       (u32)min_t(u64, div_u64(f->rtt.latest_ns, 1000), U32_MAX) : 0;
 }
 
 static u64 sdr_sat_add(u64 a, u64 b)
@@ -589,7 +592,7 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	out->ts = (u32)div_u64(now_ns, 1000);
 	m->last_tx_us = out->ts;
 	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) :
-		   sdr_sr_adaptive(f) ? sdr_sr_srtt_us(f) : 0;
+		   sdr_sr_adaptive(f) ? sdr_sr_rtt_us(f) : 0;
 
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
@@ -866,13 +869,13 @@ u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f)
 
 /*
  * Between NACK rounds of a message.  ADAPTIVE: a round trip (the
- * sender's SRTT) plus the reorder window and twice the arrival jitter,
+ * sender's latest) plus the reorder window and twice the arrival jitter,
  * so a round NACKs only repairs that are overdue.
  */
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 {
-	if (sdr_sr_adaptive(f) && f->ad.peer_srtt_ns)
-		return f->ad.peer_srtt_ns + sdr_sr_reorder_ns(f) +
+	if (sdr_sr_adaptive(f) && f->ad.peer_rtt_ns)
+		return f->ad.peer_rtt_ns + sdr_sr_reorder_ns(f) +
 		       2 * f->ad.jitter_ns;
 	if (f->cfg.nack_interval_ns)
 		return f->cfg.nack_interval_ns;
@@ -889,7 +892,7 @@ u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f)
 {
 	return max(sdr_sr_reorder_ns(f) + 2 * max(f->ad.gap_ns, f->ad.jitter_ns),
-		   f->ad.peer_srtt_ns >> 2);
+		   f->ad.peer_rtt_ns >> 2);
 }
 
 /*
@@ -900,9 +903,9 @@ u32 sdr_sr_ack_every(const struct sdr_sr_flow *f)
 {
 	u64 n;
 
-	if (!sdr_sr_adaptive(f) || !f->ad.gap_ns || !f->ad.peer_srtt_ns)
+	if (!sdr_sr_adaptive(f) || !f->ad.gap_ns || !f->ad.peer_rtt_ns)
 		return f->cfg.ack_every;
-	n = div64_u64(f->ad.peer_srtt_ns >> 2, f->ad.gap_ns);
+	n = div64_u64(f->ad.peer_rtt_ns >> 2, f->ad.gap_ns);
 	return (u32)clamp_t(u64, n, 2, 64);
 }
 
@@ -1153,12 +1156,11 @@ static u64 sdr_sr_gap_median(const struct sdr_sr_learn *l)
  * SDR_SR_GAP_SAMPLES, so neither a window where the sender paused
  * (waiting for ACKs, for the application, for a timeout) nor one a
  * batch squeezed moves it.  Measured per message, from its first
- * packet's arrival.  The longest single gap, decaying, is the arrival
- * jitter a silent tail must outlast.  r->last_new_ns: the latest new
- * packet's arrival.
+ * packet's arrival.  The longest single gap at the front (@front: @pkt
+ * moved it), decaying, is the arrival jitter a silent tail must outlast.
  */
 static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
-			     const struct sdr_pkt *pkt, u64 now_ns)
+			     const struct sdr_pkt *pkt, bool front, u64 now_ns)
 {
 	struct sdr_sr_learn *l = &f->ad;
 	u32 full = f->cfg.pay + SDR_WIRE_HDR_LEN;
@@ -1170,9 +1172,12 @@ static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		l->win_bytes = 0;
 		return;
 	}
-	d = min(now_ns - r->last_new_ns, cap);
-	r->last_new_ns = now_ns;
-	l->jitter_ns = max(d, l->jitter_ns - (l->jitter_ns >> 4));
+	/* a repair that waited a round trip is no jitter of the arrivals */
+	if (front) {
+		d = min(now_ns - r->last_new_ns, cap);
+		l->jitter_ns = max(d, l->jitter_ns - (l->jitter_ns >> 4));
+		r->last_new_ns = now_ns;
+	}
 	l->win_bytes += pkt->payload_len + SDR_WIRE_HDR_LEN;
 	if (l->win_bytes < SDR_SR_GAP_WIN * full)
 		return;
@@ -1191,8 +1196,8 @@ static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
  * original came.  An original that fills a hole already NACKed shows the
  * window was too short: it grows at once, by a quarter at least.  After
  * SDR_SR_AD_CLEAN repairs without that, it halves, so a window a burst of
- * reordering widened comes back.  The sender's SRTT comes in the aux of
- * every packet: the receiver's measure of the round trip.
+ * reordering widened comes back.  The sender's latest RTT comes in the
+ * aux of every packet: the receiver's measure of the round trip.
  */
 static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 			 const struct sdr_pkt *pkt, u32 idx, u32 old_high,
@@ -1202,8 +1207,8 @@ static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	u64 cap = f->cfg.rto_max_ns, late;
 
 	if (pkt->aux)
-		l->peer_srtt_ns = min((u64)pkt->aux * 1000, cap);
-	sdr_sr_learn_gap(f, r, pkt, now_ns);
+		l->peer_rtt_ns = min((u64)pkt->aux * 1000, cap);
+	sdr_sr_learn_gap(f, r, pkt, idx >= old_high, now_ns);
 	if (idx >= old_high)
 		return;		/* in order: nothing overtook it */
 	if (pkt->flags & SDR_PKT_F_RETX) {

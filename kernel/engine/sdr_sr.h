@@ -93,7 +93,8 @@ struct sdr_sr_stats {
 /*
  * What ADAPTIVE learns of a flow's arrivals, as the receiver: the gap
  * between new packets and its jitter, how late a reordered packet comes,
- * and the round trip (the sender's SRTT, which its packets carry).  Its
+ * and the round trip (the sender's latest sample, which its packets
+ * carry).  Its
  * reorder window, NACK interval, tail wait and ACK frequency derive from
  * these instead of module parameters.
  */
@@ -108,7 +109,7 @@ struct sdr_sr_learn {
 	u32	win_bytes;	/* wire bytes at the front since win_start_ns */
 	u64	win_start_ns;
 	u64	reo_ns;		/* lateness of reordered packets, max-tracked */
-	u64	peer_srtt_ns;	/* the sender's SRTT, from its packets' aux */
+	u64	peer_rtt_ns;	/* the sender's latest RTT, from its packets' aux */
 	u32	clean;		/* repairs since the window last had to grow */
 };
 
@@ -238,7 +239,7 @@ struct sdr_sr_rx {
 	u64	last_ack_ns;
 	u64	last_ts_ns;	/* when last_ts arrived */
 	/* ADAPTIVE */
-	u64	last_new_ns;	/* when the latest new packet came */
+	u64	last_new_ns;	/* when the front last moved */
 	u64	tail_at_ns;	/* NACK the unseen tail then, U64_MAX: not armed */
 	bool	tail_open;	/* the tail past high counts as holes */
 	/* EC: 0 for an SR message */

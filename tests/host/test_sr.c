@@ -692,7 +692,7 @@ static void run(const struct imp *im)
 		tap_diag("%s: learned gap %.1f us, reorder %.1f us, sender SRTT %.1f us, NACK interval %.1f us; "
 			 "late NACKs %llu, tail probes %llu",
 			 im->name, w->fr.ad.gap_ns / 1e3,
-			 sdr_sr_reorder_ns(&w->fr) / 1e3, w->fr.ad.peer_srtt_ns / 1e3,
+			 sdr_sr_reorder_ns(&w->fr) / 1e3, w->fr.ad.peer_rtt_ns / 1e3,
 			 sdr_sr_nack_interval_ns(&w->fr) / 1e3,
 			 (unsigned long long)w->fr.st.nack_late,
 			 (unsigned long long)w->fr.st.tail_probes);

@@ -311,11 +311,11 @@ int main(int argc, char **argv)
 		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
 		if (p.policy == SIM_ADAPTIVE)
 			printf(",\"reorder_ns\":%.0f,\"nack_interval_ns\":%.0f,"
-			       "\"tail_wait_ns\":%.0f,\"gap_ns\":%llu,\"peer_srtt_ns\":%llu,"
+			       "\"tail_wait_ns\":%.0f,\"gap_ns\":%llu,\"peer_rtt_ns\":%llu,"
 			       "\"nack_late\":%llu,\"tail_probes\":%llu",
 			       r.reorder_ns, r.nack_iv_ns, r.tail_wait_ns,
 			       (unsigned long long)r.ad.gap_ns,
-			       (unsigned long long)r.ad.peer_srtt_ns,
+			       (unsigned long long)r.ad.peer_rtt_ns,
 			       (unsigned long long)r.st.nack_late,
 			       (unsigned long long)r.st.tail_probes);
 		if (p.policy == SIM_EC)
@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 			       fmt_time(r.nack_iv_ns, b2, sizeof(b2)),
 			       fmt_time(r.tail_wait_ns, b3, sizeof(b3)),
 			       fmt_time((double)r.ad.gap_ns, b4, sizeof(b4)),
-			       fmt_time((double)r.ad.peer_srtt_ns, b5, sizeof(b5)),
+			       fmt_time((double)r.ad.peer_rtt_ns, b5, sizeof(b5)),
 			       (unsigned long long)r.st.nack_late,
 			       (unsigned long long)r.st.tail_probes);
 		}
