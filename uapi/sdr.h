@@ -79,7 +79,7 @@
 #define SDR_POLICY_NONE		0	/* raw bitmap: holes stay holes */
 #define SDR_POLICY_SR		1	/* selective repeat */
 #define SDR_POLICY_EC		2	/* erasure coding, SR fallback */
-#define SDR_POLICY_ADAPTIVE	3	/* adaptive loss detection (not yet run) */
+#define SDR_POLICY_ADAPTIVE	3	/* SR with timers learned per flow */
 #define SDR_POLICY_AUTO		4	/* the kernel picks per message (not yet run) */
 #define SDR_POLICY_NR		5	/* ids below this are defined: others EINVAL */
 #define SDR_POLICY_DEFAULT	0xffffffffU	/* flow create: the module's default_policy */
@@ -215,7 +215,7 @@ struct sdr_endpoint {
  *      give the peer, and the layout of the three mappings.
  * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on)
  *      or chunk_size not a multiple of payload; EOPNOTSUPP a defined
- *      policy this kernel does not run (ADAPTIVE, AUTO); ENOSPC
+ *      policy this kernel does not run (AUTO); ENOSPC
  *      the completion ring cannot hold 2 * max_msgs more completions
  *      (bind with more cq_entries); ENOMEM the regions could not be
  *      allocated (max_msgs * max_msg_size is limited by the module
