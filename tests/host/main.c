@@ -19,6 +19,7 @@ int main(int argc, char **argv)
 	test_rtt();
 	test_credit();
 	test_sr();
+	test_adaptive();
 	test_ec();
 	test_sim();
 	test_uapi();
