@@ -128,6 +128,11 @@ static inline u64 mul_u64_u32_div(u64 a, u32 mul, u32 divisor)
 	return (u64)(((__uint128_t)a * mul) / divisor);
 }
 
+static inline u64 mul_u64_u64_shr(u64 a, u64 mul, unsigned int shift)
+{
+	return (u64)(((__uint128_t)a * mul) >> shift);
+}
+
 #define sdr_hweight_long(w)	((unsigned int)__builtin_popcountl(w))
 #define sdr_ffs_long(w)		((unsigned long)__builtin_ctzl(w))
 

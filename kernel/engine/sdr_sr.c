@@ -504,6 +504,38 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
 }
 
 /*
+ * The gap between packets handed out, which AUTO takes for the time one
+ * packet holds the path: over windows of SDR_SR_GAP_WIN packets sent
+ * back to back, a pause of over a millisecond (and over eight gaps)
+ * starting a new window, so an application that sends now and then is
+ * not taken for a slow path.  A moving average of the windows.
+ */
+#define SDR_SR_GAP_IDLE_NS	1000000
+
+static void sdr_sr_meter(struct sdr_sr_flow *f, u64 now_ns)
+{
+	u64 idle = max_t(u64, SDR_SR_GAP_IDLE_NS, div_u64(f->gap_ps, 1000) * 8);
+	u64 sample;
+
+	if (!f->gap_last_ns || now_ns - f->gap_last_ns > idle) {
+		f->gap_start_ns = now_ns;
+		f->gap_n = 0;
+	} else if (++f->gap_n == SDR_SR_GAP_WIN) {
+		sample = div_u64((now_ns - f->gap_start_ns) * 1000,
+				 SDR_SR_GAP_WIN);
+		f->gap_ps = f->gap_ps ? (f->gap_ps * 7 + sample) / 8 : sample;
+		f->gap_start_ns = now_ns;
+		f->gap_n = 0;
+	}
+	f->gap_last_ns = now_ns;
+}
+
+u64 sdr_sr_tx_gap_ps(const struct sdr_sr_flow *f)
+{
+	return f->gap_ps;
+}
+
+/*
  * Parity row par_j of submessage par_g.  Parity is sent once and never
  * tracked: a submessage it cannot repair falls back to the data's own
  * retransmission.  It does not count against the in-flight budget.
@@ -531,6 +563,7 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	out->aux = SDR_EC_AUX(m->ec_k, m->ec_m, j);
 	f->st.parity_tx++;
 	sdr_sr_pace(f, out->len, now_ns);
+	sdr_sr_meter(f, now_ns);
 }
 
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
@@ -597,6 +630,7 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
 	sdr_sr_pace(f, out->len, now_ns);
+	sdr_sr_meter(f, now_ns);
 	return 1;
 }
 
@@ -638,8 +672,10 @@ static bool sdr_sr_ack_credible(const struct sdr_sr_tx *m,
 
 	if (hdr->msg_seq != m->seq)
 		return false;
+	/* COMPLETE: at most every data packet was lost */
 	if (hdr->aux & SDR_ACK_F_COMPLETE)
-		return hdr->type == SDR_PKT_ACK && m->next_new == m->npkts;
+		return hdr->type == SDR_PKT_ACK && m->next_new == m->npkts &&
+		       hdr->imm <= m->npkts;
 	if (hdr->aux & SDR_ACK_F_ABORT)
 		return hdr->type == SDR_PKT_ACK && m->next_new > 0;
 	if (ack->cum > m->next_new || (u64)ack->base + ack->nbits > m->npkts)
@@ -701,6 +737,8 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		return m->status;
 	}
 	if (hdr->aux & SDR_ACK_F_COMPLETE) {
+		f->st.peer_lost += hdr->imm;
+		f->st.peer_pkts += n;
 		for (i = sdr_bitmap_next_zero(m->acked, n, 0); i < n;
 		     i = sdr_bitmap_next_zero(m->acked, n, i + 1))
 			progress += sdr_sr_ack_pkt(f, m, i, now_ns);
@@ -1288,6 +1326,8 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 
 	r->nrecv++;
 	r->nack_shift = 0;
+	if (pkt->flags & SDR_PKT_F_RETX)
+		r->lost++;
 	f->st.rx_bytes += pkt->payload_len;
 	old_high = r->high;
 	if (idx >= r->high)
@@ -1425,6 +1465,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		ack->nbits = 0;
 		sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack,
 				sdr_sr_echo_ts(f, r, now_ns));
+		hdr->imm = r->lost;
 		f->st.acks_tx++;
 		return 1;
 	}
@@ -1557,6 +1598,7 @@ int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
 		n++;
 	}
 	r->nrecv += n;
+	r->lost += n;
 	r->par_mask[g] = 0;
 	r->cum = sdr_bitmap_next_zero(r->map, r->npkts, r->cum);
 	r->nack_shift = 0;

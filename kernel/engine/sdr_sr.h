@@ -75,6 +75,8 @@ struct sdr_sr_stats {
 	u64	tx_done;
 	u64	tx_failed;
 	u64	parity_tx;	/* EC parity packets handed out */
+	u64	peer_lost;	/* data packets the receivers reported lost */
+	u64	peer_pkts;	/* ... of messages with that report */
 	/* receiver */
 	u64	rx_pkts;	/* DATA packets accepted by the engine */
 	u64	rx_bytes;	/* new payload bytes */
@@ -132,6 +134,11 @@ struct sdr_sr_flow {
 	u32	rto_clean;	/* messages since it last had to grow */
 	u64	pace_burst_ns;
 	u32	pace_frac_ps;	/* sub-ns remainder of the pacing clock */
+	/* the gap between packets handed out while sending continuously */
+	u64	gap_ps;		/* 0: no sample yet */
+	u64	gap_start_ns;	/* first packet of the window */
+	u64	gap_last_ns;	/* latest packet handed out */
+	u32	gap_n;		/* packets of the window after the first */
 };
 
 struct sdr_sr_list {
@@ -228,6 +235,7 @@ struct sdr_sr_rx {
 	u32	nack_end;	/* NACK sweep: end of its range */
 	u32	nack_hi;	/* holes below this were NACKed at least once */
 	u32	nack_fresh_end;	/* end of the gaps the fresh sweep covers */
+	u32	lost;		/* data packets that came resent or rebuilt */
 	bool	ack_now;
 	bool	complete;
 	bool	complete_ack;	/* the COMPLETE ACK is due */
@@ -259,6 +267,7 @@ u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f);
 u32 sdr_sr_ack_every(const struct sdr_sr_flow *f);
+u64 sdr_sr_tx_gap_ps(const struct sdr_sr_flow *f);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);

@@ -188,10 +188,15 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 {
 	if (pkt->flags)
 		return -SDR_DROP_FLAGS;
-	/* ADAPTIVE's ACKs and NACKs carry the receiver's arrival gap in imm */
+	/*
+	 * imm: a COMPLETE ACK's is the message's lost data packets, and
+	 * ADAPTIVE's other ACKs and NACKs carry the receiver's arrival gap
+	 */
 	if (pkt->msg_len || pkt->offset ||
-	    (pkt->imm && !(pkt->policy == SDR_WIRE_POLICY_ADAPTIVE &&
-			   (pkt->type == SDR_PKT_ACK || pkt->type == SDR_PKT_NACK))))
+	    (pkt->imm && !(pkt->type == SDR_PKT_ACK &&
+			   (pkt->aux & SDR_ACK_F_COMPLETE)) &&
+	     !(pkt->policy == SDR_WIRE_POLICY_ADAPTIVE &&
+	       (pkt->type == SDR_PKT_ACK || pkt->type == SDR_PKT_NACK))))
 		return -SDR_DROP_RESERVED;
 
 	switch (pkt->type) {

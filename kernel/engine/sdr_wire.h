@@ -10,7 +10,7 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	3
+#define SDR_WIRE_VERSION	4
 #define SDR_WIRE_HDR_LEN	48
 
 /* packet types */
@@ -58,6 +58,13 @@ enum sdr_wire_policy {
 #define SDR_EC_AUX_J(aux)	((aux) & 0xffff)
 
 /* aux of a NONE DATA packet: its number among the flow's NONE packets */
+
+/*
+ * imm of ACK/NACK: in a COMPLETE ACK, the message's data packets whose
+ * first transmission never arrived (they came as resends or were rebuilt
+ * from parity), the sender's measure of the path's loss; in ADAPTIVE's
+ * other ACKs and NACKs, the receiver's arrival gap in ns; else 0.
+ */
 
 /* aux of ACK/NACK: flags */
 #define SDR_ACK_F_COMPLETE	0x01	/* receiver has the whole message */

@@ -20,6 +20,7 @@ int main(int argc, char **argv)
 	test_credit();
 	test_sr();
 	test_adaptive();
+	test_auto();
 	test_ec();
 	test_sim();
 	test_uapi();

@@ -251,8 +251,68 @@ static void test_adaptive_learned_reordering_costs_nothing(void)
 	free(m);
 }
 
+/* message 1 loses the first copy of packets 5, 6 and 40, the second of 6 */
+static bool drop_three(u32 msg, u32 idx, u32 ntx)
+{
+	return msg == 1 && (((idx == 5 || idx == 6 || idx == 40) && ntx == 1) ||
+			    (idx == 6 && ntx == 2));
+}
+
+/*
+ * The COMPLETE ACK tells the sender how many data packets never came the
+ * first time (AUTO's loss measure): each once, however many resends it
+ * took, under SR and ADAPTIVE alike.  A COMPLETE claiming more losses
+ * than the message has packets is no true receiver's: dropped, counted.
+ */
+static void test_adaptive_complete_reports_lost(void)
+{
+	struct mini *m = malloc(sizeof(*m));
+	int adaptive;
+
+	for (adaptive = 0; adaptive < 2; adaptive++) {
+		mini_init(m, adaptive, 50 * MS);
+		m->drop = drop_three;
+		CHECK(mini_msg(m, 0) > 0);
+		CHECK_EQ(m->fs.st.peer_lost, 0);
+		CHECK_EQ(m->fs.st.peer_pkts, NPKTS);
+		CHECK(mini_msg(m, 1) > 0);
+		CHECK_EQ(m->fs.st.peer_lost, 3);
+		CHECK_EQ(m->fs.st.peer_pkts, 2 * NPKTS);
+	}
+	{
+		void *txmem = malloc(sdr_sr_tx_size(NPKTS * PAY, PAY));
+		struct sdr_sr_tx tx;
+		struct sdr_sr_txd d;
+		struct sdr_pkt h;
+		struct sdr_ack a;
+		u64 bad;
+
+		mini_init(m, false, 50 * MS);
+		sdr_sr_tx_init(&m->fs, &tx, 9, NPKTS * PAY, txmem, m->now);
+		while (sdr_sr_tx_next(&m->fs, &tx, m->now, &d) == 1)
+			m->now += PKT_NS;
+		memset(&h, 0, sizeof(h));
+		memset(&a, 0, sizeof(a));
+		h.type = SDR_PKT_ACK;
+		h.policy = SDR_WIRE_POLICY_SR;
+		h.msg_seq = 9;
+		h.aux = SDR_ACK_F_COMPLETE;
+		h.imm = NPKTS + 1;
+		bad = m->fs.st.bad_acks;
+		CHECK_EQ(sdr_sr_tx_ack(&m->fs, &tx, &h, &a, m->now), 0);
+		CHECK_EQ(m->fs.st.bad_acks, bad + 1);
+		CHECK_EQ(m->fs.st.peer_lost, 0);
+		h.imm = NPKTS;
+		CHECK_EQ(sdr_sr_tx_ack(&m->fs, &tx, &h, &a, m->now), SDR_SR_DONE);
+		CHECK_EQ(m->fs.st.peer_lost, NPKTS);
+		free(txmem);
+	}
+	free(m);
+}
+
 void test_adaptive(void)
 {
 	TAP_RUN(test_adaptive_tail_loss_before_rto);
 	TAP_RUN(test_adaptive_learned_reordering_costs_nothing);
+	TAP_RUN(test_adaptive_complete_reports_lost);
 }

@@ -48,7 +48,7 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 3, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 4, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
@@ -208,7 +208,8 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 0), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 1), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 2), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 4), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 3), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 5), -SDR_DROP_VERSION);
 	/* LEN: payload longer than the buffer */
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 99, -1, 0), -SDR_DROP_LEN);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, -1, 0), 0);
@@ -264,6 +265,20 @@ static void test_wire_reject(void)
 	       p.imm = 0; p.payload_len = 11, SDR_DROP_ACK);
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.offset = 0;
 	       p.imm = 0; p.payload_len = 12, SDR_DROP_RESERVED);
+	/* imm: a COMPLETE ACK's lost count; ADAPTIVE's gap; else reserved */
+#define ACK12(t) p.type = (t); p.flags = 0; p.msg_len = 0; p.offset = 0; \
+	p.payload_len = 12; p.policy = SDR_WIRE_POLICY_SR
+	REJECT(ACK12(SDR_PKT_ACK); p.aux = SDR_ACK_F_COMPLETE; p.imm = 7, 0);
+	CHECK_EQ(q.imm, 7);
+	REJECT(ACK12(SDR_PKT_ACK); p.imm = 7, SDR_DROP_RESERVED);
+	REJECT(ACK12(SDR_PKT_ACK); p.aux = SDR_ACK_F_ABORT; p.imm = 7,
+	       SDR_DROP_RESERVED);
+	REJECT(ACK12(SDR_PKT_NACK); p.imm = 7, SDR_DROP_RESERVED);
+	REJECT(ACK12(SDR_PKT_NACK); p.policy = SDR_WIRE_POLICY_ADAPTIVE;
+	       p.imm = 7, 0);
+	REJECT(ACK12(SDR_PKT_ACK); p.policy = SDR_WIRE_POLICY_EC;
+	       p.aux = SDR_ACK_F_COMPLETE; p.imm = U32_MAX, 0);
+#undef ACK12
 	/* CREDIT and PROBE: NONE's, no body, no flags */
 #define CTL(t) p.type = (t); p.flags = 0; p.msg_len = 0; p.offset = 0; \
 	p.imm = 0; p.payload_len = 0; p.policy = SDR_WIRE_POLICY_NONE

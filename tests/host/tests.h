@@ -8,6 +8,7 @@ void test_rtt(void);
 void test_credit(void);
 void test_sr(void);
 void test_adaptive(void);
+void test_auto(void);
 void test_ec(void);
 void test_sim(void);
 void test_uapi(void);
