@@ -34,6 +34,7 @@
 #include "sdr_wire.h"
 #include "sdr_sr.h"
 #include "sdr_credit.h"
+#include "sdr_auto.h"
 
 #if BITS_PER_LONG != 64
 #error "sdr shares u64 bitmaps with userspace as unsigned long: 64-bit only"
@@ -270,6 +271,8 @@ struct sdr_txmsg {
 	struct sdr_sr_tx	sr;		/* SR sender state */
 	void			*sr_mem;	/* its per-packet arrays */
 	u8			*par_buf;	/* EC: parity rows, built as sent */
+	u8			ec_k;		/* EC: its geometry, from the post */
+	u8			ec_m;
 	void			*priv;		/* its policy's: tx_init to tx_free */
 };
 
@@ -388,6 +391,9 @@ struct sdr_flow {
 	/* SR: engine state shared by the flow's SR and EC messages */
 	struct sdr_sr_flow	sr;
 	struct sdr_sr_flow	*ad;		/* ADAPTIVE's, once it is ready */
+	/* AUTO (sdr_flow_auto.c): its measures and choice, its last input */
+	struct sdr_auto		au;
+	struct sdr_auto_in	au_in;
 	void			*sr_rx_mem;	/* max_msgs receive maps */
 	size_t			sr_rx_size;	/* bytes of one */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */

@@ -219,6 +219,8 @@ static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 	arg->policies = 0;
 	sdr_for_each_policy(ops, id)
 		arg->policies |= BIT_ULL(id);
+	if (sdr_policy_runs(SDR_POLICY_AUTO))
+		arg->policies |= BIT_ULL(SDR_POLICY_AUTO);
 	arg->features = 0;	/* no SDR_FEATURE_* yet */
 	arg->ec_max_k = SDR_EC_MAX_K;
 	arg->ec_max_m = SDR_EC_MAX_M;

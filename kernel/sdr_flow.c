@@ -121,6 +121,30 @@ static int sdr_flow_ready_policy(struct sdr_flow *flow,
 	return ret;
 }
 
+/*
+ * Ready what a flow of policy @id runs (may sleep): that policy, or
+ * under AUTO each one it may pick.
+ */
+static int sdr_flow_ready_id(struct sdr_flow *flow, u32 id)
+{
+	const struct sdr_policy_ops *ops;
+	unsigned long mask;
+	u32 i;
+	int ret;
+
+	if (id != SDR_POLICY_AUTO) {
+		ops = sdr_policy_get(id);
+		return ops ? sdr_flow_ready_policy(flow, ops) : -EOPNOTSUPP;
+	}
+	mask = sdr_auto_policies();
+	sdr_for_each_policy_in(ops, i, mask) {
+		ret = sdr_flow_ready_policy(flow, ops);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Ready what packets of the peer asked for (process context). */
 static void sdr_flow_policy_work(struct work_struct *work)
 {
@@ -180,7 +204,7 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 		arg->policy = READ_ONCE(sdr_default_policy);
 	if (arg->policy >= SDR_POLICY_NR)
 		return -EINVAL;
-	if (!sdr_policy_get(arg->policy))
+	if (!sdr_policy_runs(arg->policy))
 		return -EOPNOTSUPP;
 	if (!arg->mtu)
 		arg->mtu = sdev->mtu;
@@ -293,7 +317,8 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	    !flow->state_area)
 		goto err_put;
 	sdr_flow_engine_init(flow);
-	ret = sdr_flow_ready_policy(flow, sdr_policy_get(arg->policy));
+	sdr_auto_init(&flow->au);
+	ret = sdr_flow_ready_id(flow, arg->policy);
 	if (ret)
 		goto err_put;
 
@@ -397,7 +422,7 @@ struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 {
 	const struct sdr_endpoint *p = &arg->peer;
-	const struct sdr_policy_ops *ops, *peer_ops;
+	const struct sdr_policy_ops *ops;
 	struct sdr_dev *sdev = ctx->sdev;
 	struct rdma_ah_attr ah_attr = {};
 	struct sdr_ctrlq q = { .n = 0 };
@@ -426,10 +451,9 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    sdr_ep_get(p->none_window) > SDR_CREDIT_WIN_MAX)
 		return -EINVAL;
 
-	/* what the peer sends first: its own policy's packets */
-	peer_ops = sdr_policy_get(sdr_ep_get(p->policy));
-	if (peer_ops) {
-		ret = sdr_flow_ready_policy(flow, peer_ops);
+	/* what the peer sends first: its own policy's packets (AUTO: all) */
+	if (sdr_policy_runs(sdr_ep_get(p->policy))) {
+		ret = sdr_flow_ready_id(flow, sdr_ep_get(p->policy));
 		if (ret)
 			return ret;
 	}
@@ -777,6 +801,29 @@ static bool sdr_part_ok(struct sdr_flow *flow, u64 ready, u64 msg_len)
 }
 
 /*
+ * The policy @msg runs, and its EC geometry: the flow's of the moment,
+ * or under AUTO what AUTO picks now.  Every policy either may name is
+ * ready (the flow readied it before it took the policy).
+ */
+static const struct sdr_policy_ops *sdr_flow_msg_policy(struct sdr_flow *flow,
+							struct sdr_txmsg *msg)
+{
+	u32 policy, k, m;
+
+	spin_lock_bh(&flow->lock);
+	policy = flow->policy;
+	k = flow->ec_k;
+	m = flow->ec_m;
+	if (policy == SDR_POLICY_AUTO)
+		policy = sdr_flow_auto_pick(flow, msg->npkts, ktime_get_ns(),
+					    &k, &m);
+	spin_unlock_bh(&flow->lock);
+	msg->ec_k = k;
+	msg->ec_m = m;
+	return sdr_policy_get(policy);
+}
+
+/*
  * A new message (one-shot, or the first part of a stream).  Runs with no
  * lock held, so the copy from a user pointer faults pages freely; the
  * caller's reference keeps @flow alive.
@@ -827,7 +874,7 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		msg->data = flow->send_region + arg->addr;
 	}
 
-	msg->ops = sdr_policy_get(READ_ONCE(flow->policy));
+	msg->ops = sdr_flow_msg_policy(flow, msg);
 	ret = msg->ops->tx_init(flow, msg);
 	if (ret)
 		goto err_put;
@@ -1134,14 +1181,13 @@ int sdr_flow_info(struct sdr_ctx *ctx, struct sdr_flow_info *arg)
 /* Switch the policy of messages posted from now on. */
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy)
 {
-	const struct sdr_policy_ops *ops = sdr_policy_get(policy);
 	int ret;
 
 	if (policy >= SDR_POLICY_NR)
 		return -EINVAL;
-	if (!ops)
+	if (!sdr_policy_runs(policy))
 		return -EOPNOTSUPP;
-	ret = sdr_flow_ready_policy(flow, ops);
+	ret = sdr_flow_ready_id(flow, policy);
 	if (ret)
 		return ret;
 	spin_lock_bh(&flow->lock);

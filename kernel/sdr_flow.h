@@ -145,6 +145,9 @@ const struct sdr_policy_ops *sdr_policy_get(u32 id);
 const char *sdr_policy_name(u32 id);
 int sdr_policy_parse(const char *buf);
 const struct sdr_policy_ops *sdr_policy_iter(u32 *i, unsigned long mask);
+bool sdr_policy_runs(u32 id);
+u32 sdr_auto_cand_policy(u32 cand);
+unsigned long sdr_auto_policies(void);
 
 /* each policy this kernel runs whose bit is set in @mask, in id order */
 #define sdr_for_each_policy_in(ops, i, mask)				\
@@ -182,6 +185,13 @@ struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 			       u32 policy, u32 seq);
 /* No lock held: sends what @q holds to the flow's peer. */
 void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
+
+/* sdr_flow_auto.c: AUTO, which picks one of them per message */
+u32 sdr_flow_auto_pick(struct sdr_flow *flow, u32 npkts, u64 now, u32 *k,
+		       u32 *m);
+#define SDR_AUTO_NSTATS	11	/* flows/<id>/auto/ files */
+extern const char * const sdr_flow_auto_stats[SDR_AUTO_NSTATS + 1];
+ssize_t sdr_flow_auto_show(struct sdr_flow *flow, u32 i, char *buf);
 
 /* sdr_flow_sr.c: the SR engine in a flow, which EC and ADAPTIVE build on */
 extern const struct sdr_policy_ops sdr_sr_ops;

@@ -40,19 +40,14 @@ static int sdr_eck_flow_init(struct sdr_flow *flow)
 }
 
 /*
- * Make @msg an EC message with the flow's k and m of the moment, and
- * give it room for every parity row (m/k of the message: the bandwidth
- * it costs, too).  May sleep.
+ * Make @msg an EC message with the k and m it was posted with (the
+ * flow's of the moment, or AUTO's), and give it room for every parity
+ * row (m/k of the message: the bandwidth it costs, too).  May sleep.
  */
 static int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
-	u32 k, m;
+	u32 k = msg->ec_k, m = msg->ec_m;
 	int ret;
-
-	spin_lock_bh(&flow->lock);
-	k = flow->ec_k;
-	m = flow->ec_m;
-	spin_unlock_bh(&flow->lock);
 
 	ret = sdr_sr_tx_set_ec(&flow->sr, &msg->sr, k, m);
 	if (ret)

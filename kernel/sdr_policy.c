@@ -19,6 +19,16 @@ static const struct sdr_policy_ops * const sdr_policies[] = {
 	[SDR_POLICY_ADAPTIVE]	= &sdr_adaptive_ops,
 };
 
+/*
+ * AUTO is no entry of the table: it runs these, one per message, by the
+ * engine's candidate (engine/sdr_auto.h), and it runs where they all do.
+ */
+static const u32 sdr_auto_cands[SDR_AUTO_NCAND] = {
+	[SDR_AUTO_SR]		= SDR_POLICY_SR,
+	[SDR_AUTO_ADAPTIVE]	= SDR_POLICY_ADAPTIVE,
+	[SDR_AUTO_EC]		= SDR_POLICY_EC,
+};
+
 /* every defined policy's word, so a known one the kernel lacks is EOPNOTSUPP */
 static const char * const sdr_policy_names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
 
@@ -52,6 +62,39 @@ const struct sdr_policy_ops *sdr_policy_get(u32 id)
 	return id < ARRAY_SIZE(sdr_policies) ? sdr_policies[id] : NULL;
 }
 
+/* The policy AUTO runs for the model's candidate @cand. */
+u32 sdr_auto_cand_policy(u32 cand)
+{
+	return sdr_auto_cands[cand < SDR_AUTO_NCAND ? cand : SDR_AUTO_SR];
+}
+
+/* The policies an AUTO flow readies: each one it may pick. */
+unsigned long sdr_auto_policies(void)
+{
+	unsigned long mask = 0;
+	u32 i;
+
+	for (i = 0; i < SDR_AUTO_NCAND; i++)
+		mask |= BIT(sdr_auto_cands[i]);
+	return mask;
+}
+
+/*
+ * Whether a flow may have policy @id (a defined one): one in the table,
+ * or AUTO where the table has all it picks from.
+ */
+bool sdr_policy_runs(u32 id)
+{
+	u32 i;
+
+	if (id != SDR_POLICY_AUTO)
+		return !!sdr_policy_get(id);
+	for (i = 0; i < SDR_AUTO_NCAND; i++)
+		if (!sdr_policy_get(sdr_auto_cands[i]))
+			return false;
+	return true;
+}
+
 /*
  * The first policy this kernel runs from id *@i on whose bit is set in
  * @mask (moving *@i to it), or NULL past the end.
@@ -77,7 +120,7 @@ static int sdr_default_policy_set(const char *val, const struct kernel_param *kp
 
 	if (id < 0)
 		return id;
-	if (!sdr_policy_get(id))
+	if (!sdr_policy_runs(id))
 		return -EOPNOTSUPP;
 	WRITE_ONCE(sdr_default_policy, id);
 	return 0;
@@ -94,4 +137,4 @@ static const struct kernel_param_ops sdr_default_policy_ops = {
 };
 module_param_cb(default_policy, &sdr_default_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(default_policy,
-		 "Policy of flows created with SDR_POLICY_DEFAULT, by number or name: 0 none, 1 sr, 2 ec, 3 adaptive [default 0]");
+		 "Policy of flows created with SDR_POLICY_DEFAULT, by number or name: 0 none, 1 sr, 2 ec, 3 adaptive, 4 auto [default 0]");

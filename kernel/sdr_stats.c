@@ -8,11 +8,17 @@
 #include "sdr_stats.h"
 #include "sdr_flow.h"
 
-/* The RTT estimate of the engine state the flow's policy sends with. */
+/*
+ * The RTT estimate of the engine state the flow's policy sends with
+ * (AUTO's: that of what it picked).
+ */
 static const struct sdr_rtt *sdr_flow_rtt(struct sdr_flow *flow)
 {
-	return flow->ad && flow->policy == SDR_POLICY_ADAPTIVE ?
-	       &flow->ad->rtt : &flow->sr.rtt;
+	bool ad = flow->policy == SDR_POLICY_ADAPTIVE ||
+		  (flow->policy == SDR_POLICY_AUTO &&
+		   flow->au.pick.cand == SDR_AUTO_ADAPTIVE);
+
+	return flow->ad && ad ? &flow->ad->rtt : &flow->sr.rtt;
 }
 
 /* Field @f of @flow (flow->lock held). */

@@ -471,6 +471,53 @@ static const struct attribute_group sdr_flow_drop_group = {
 };
 
 /*
+ * flows/<id>/auto/<name>: what AUTO chose and why (sdr_flow_auto.c);
+ * a flow that never ran AUTO shows "sr" and zeros.
+ */
+struct sdr_auto_attr {
+	struct kobj_attribute	attr;
+	u32			idx;
+};
+
+static ssize_t sdr_auto_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	struct sdr_auto_attr *aa = container_of(attr, struct sdr_auto_attr,
+						attr);
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	ssize_t n;
+
+	spin_lock_bh(&flow->lock);
+	n = sdr_flow_auto_show(flow, aa->idx, buf);
+	spin_unlock_bh(&flow->lock);
+	return n;
+}
+
+static struct sdr_auto_attr sdr_auto_attrs[SDR_AUTO_NSTATS];
+static struct attribute *sdr_auto_list[SDR_AUTO_NSTATS + 1];
+
+static const struct attribute_group sdr_flow_auto_group = {
+	.name = "auto",
+	.attrs = sdr_auto_list,
+};
+
+static void sdr_auto_attrs_init(void)
+{
+	u32 i;
+
+	for (i = 0; i < SDR_AUTO_NSTATS; i++) {
+		struct sdr_auto_attr *aa = &sdr_auto_attrs[i];
+
+		sysfs_attr_init(&aa->attr.attr);
+		aa->attr.attr.name = sdr_flow_auto_stats[i];
+		aa->attr.attr.mode = 0444;
+		aa->attr.show = sdr_auto_show;
+		aa->idx = i;
+		sdr_auto_list[i] = &aa->attr.attr;
+	}
+}
+
+/*
  * flows/<id>/<policy>/<name>: what each policy this module runs shows of
  * the flow (struct sdr_policy_ops.stats), 0 until the flow readied it.
  * The groups are built at init from the policy table.
@@ -497,7 +544,7 @@ static ssize_t sdr_pstat_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 
 /* the fixed groups, then one per policy with stats, then NULL */
-#define SDR_FLOW_FIXED_GROUPS	3
+#define SDR_FLOW_FIXED_GROUPS	4
 static const struct attribute_group **sdr_flow_groups;
 static struct attribute_group *sdr_pstat_groups;
 static struct sdr_pstat_attr *sdr_pstat_attrs;
@@ -537,6 +584,7 @@ static int sdr_pstat_init(void)
 	sdr_flow_groups[0] = &sdr_flow_group;
 	sdr_flow_groups[1] = &sdr_flow_counter_group;
 	sdr_flow_groups[2] = &sdr_flow_drop_group;
+	sdr_flow_groups[3] = &sdr_flow_auto_group;
 	sdr_for_each_policy(ops, i) {
 		struct attribute **list = &sdr_pstat_lists[a + g];
 
@@ -676,6 +724,7 @@ int sdr_sysfs_init(void)
 		da->reason = sdr_flow_drop_reasons[i];
 		sdr_flow_drop_list[i] = &da->attr.attr;
 	}
+	sdr_auto_attrs_init();
 	if (sdr_pstat_init())
 		return -ENOMEM;
 	sdr_flow_ktype.default_groups = sdr_flow_groups;

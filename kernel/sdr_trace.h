@@ -10,6 +10,8 @@
 
 #include <linux/tracepoint.h>
 
+#include "sdr_auto.h"
+
 /* A DATA packet sent again (SR): one event per retransmission. */
 TRACE_EVENT(sdr_retransmit,
 	TP_PROTO(u32 flow, u32 seq, u32 pkt, u32 offset),
@@ -154,6 +156,55 @@ TRACE_EVENT(sdr_flow_state,
 		  __print_symbolic(__entry->new_state, { 0, "idle" },
 				   { 1, "connected" }, { 2, "closed" },
 				   { 3, "failed" }))
+);
+
+/*
+ * AUTO decided (engine/sdr_auto.c): what it chose (cand 0 sr,
+ * 1 adaptive, 2 ec with k and m), whether that is a switch, from what it
+ * measured, and why: each candidate's cost, the model's time per message.
+ */
+TRACE_EVENT(sdr_auto,
+	TP_PROTO(u32 flow, const struct sdr_auto_in *in,
+		 const struct sdr_auto_pick *pick, bool moved),
+	TP_ARGS(flow, in, pick, moved),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, cand)
+		__field(u32, k)
+		__field(u32, m)
+		__field(bool, moved)
+		__field(u32, loss_ppm)
+		__field(u64, rtt_ns)
+		__field(u64, tinj_ps)
+		__field(u32, msg_pkts)
+		__field(u32, inflight)
+		__field(u64, cost_sr)
+		__field(u64, cost_adaptive)
+		__field(u64, cost_ec)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->cand = pick->cand;
+		__entry->k = pick->ec_k;
+		__entry->m = pick->ec_m;
+		__entry->moved = moved;
+		__entry->loss_ppm = (u32)((in->loss * 1000000) >> SDR_AUTO_SHIFT);
+		__entry->rtt_ns = in->rtt_ns;
+		__entry->tinj_ps = in->tinj_ps;
+		__entry->msg_pkts = in->msg_pkts;
+		__entry->inflight = in->inflight;
+		__entry->cost_sr = pick->cost_ns[SDR_AUTO_SR];
+		__entry->cost_adaptive = pick->cost_ns[SDR_AUTO_ADAPTIVE];
+		__entry->cost_ec = pick->cost_ns[SDR_AUTO_EC];
+	),
+	TP_printk("flow=%u chose=%s k=%u m=%u%s loss_ppm=%u rtt_ns=%llu tinj_ps=%llu msg_pkts=%u inflight=%u cost_ns sr=%llu adaptive=%llu ec=%llu",
+		  __entry->flow,
+		  __print_symbolic(__entry->cand, { 0, "sr" }, { 1, "adaptive" },
+				   { 2, "ec" }),
+		  __entry->k, __entry->m, __entry->moved ? " switch" : "",
+		  __entry->loss_ppm, __entry->rtt_ns, __entry->tinj_ps,
+		  __entry->msg_pkts, __entry->inflight, __entry->cost_sr,
+		  __entry->cost_adaptive, __entry->cost_ec)
 );
 
 #endif /* _SDR_TRACE_H */

@@ -543,6 +543,8 @@ struct run {
 	struct sdr_flow_props fp;
 	struct result me, peer;
 	uint32_t ec_k, ec_m;	/* the flow's EC geometry */
+	char auto_choice[64];	/* AUTO: what it chose last, or "" */
+	char auto_decisions[24], auto_switches[24];
 	bool have_peer;
 	struct lat lat;
 	int64_t t_start, t_end;
@@ -822,6 +824,27 @@ static void run_receiver(struct run *r)
 
 /* ---- reporting ---- */
 
+/* One sysfs value of the flow (flows/<id>/<name>), newline cut; "" if none. */
+static void flow_attr(struct run *r, const char *name, char *buf, size_t len)
+{
+	struct sdr_ctx_info ci;
+	char path[256];
+	FILE *f;
+
+	buf[0] = 0;
+	if (sdr_ctx_query(r->ctx, &ci))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s", ci.ibdev,
+		 r->fp.flow_id, name);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
 static void report(struct run *r)
 {
 	struct opts *o = &r->o;
@@ -873,6 +896,9 @@ static void report(struct run *r)
 			       "  packets rebuilt from parity %" PRIu64
 			       "  (k %u, m %u this side)\n",
 			       parity, recovered, r->ec_k, r->ec_m);
+		if (r->auto_choice[0])
+			printf(" AUTO chose      : %s, %s decisions, %s switches\n",
+			       r->auto_choice, r->auto_decisions, r->auto_switches);
 		printf(" tx packets %" PRIu64 "  rx packets %" PRIu64
 		       "  rx dropped %" PRIu64 " (this side)\n",
 		       r->me.tx_packets, r->me.rx_packets, r->me.rx_dropped);
@@ -893,7 +919,7 @@ static void report(struct run *r)
 		       ",\"sent_messages\":%" PRIu64 ",\"send_ok\":%" PRIu64
 		       ",\"send_failed\":%" PRIu64 ",\"recv_ok\":%" PRIu64
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"payload\":%u,\"max_msgs\":%u,\"ec_k\":%u,\"ec_m\":%u"
-		       ",\"peer_results\":%s}\n",
+		       ",\"peer_results\":%s,\"auto_choice\":\"%s\"}\n",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
 		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
@@ -901,7 +927,8 @@ static void report(struct run *r)
 		       missing, retx, spurious, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
 		       tx ? tx->messages : 0, tx ? tx->ok : 0, tx ? tx->failed : 0,
 		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.payload,
-		       r->fp.max_msgs, r->ec_k, r->ec_m, r->have_peer ? "true" : "false");
+		       r->fp.max_msgs, r->ec_k, r->ec_m, r->have_peer ? "true" : "false",
+		       r->auto_choice);
 	}
 	fflush(stdout);
 }
@@ -1019,6 +1046,13 @@ int main(int argc, char **argv)
 		r.me.rx_dropped = fi.rx_dropped;
 		r.ec_k = fi.ec_k;
 		r.ec_m = fi.ec_m;
+	}
+	if (client && r.o.policy == SDR_POLICY_AUTO) {
+		flow_attr(&r, "auto/choice", r.auto_choice, sizeof(r.auto_choice));
+		flow_attr(&r, "auto/decisions", r.auto_decisions,
+			  sizeof(r.auto_decisions));
+		flow_attr(&r, "auto/switches", r.auto_switches,
+			  sizeof(r.auto_switches));
 	}
 	r.me.usec = (uint64_t)(r.t_end - r.t_start);
 

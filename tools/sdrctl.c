@@ -711,6 +711,37 @@ static void show_policy_stats(const char *dir)
 		j_close('}');
 }
 
+/*
+ * An AUTO flow: what AUTO chose and why (flows/<id>/auto/): "auto" in
+ * JSON, a line in text.
+ */
+static void show_auto(const char *dir)
+{
+	static const char *const order[] = {
+		"choice", "loss_ppm", "rtt_us", "tinj_ns", "msg_pkts",
+		"inflight", "cost_sr_us", "cost_adaptive_us", "cost_ec_us",
+		"decisions", "switches", NULL,
+	};
+	char path[1200], pol[32];
+
+	snprintf(path, sizeof(path), "%s/policy", dir);
+	if (read_attr(path, pol, sizeof(pol)) < 0 || strcmp(pol, "auto"))
+		return;
+	snprintf(path, sizeof(path), "%s/auto", dir);
+	if (!is_dir(path))
+		return;
+	if (opt_json) {
+		j_key("auto");
+		j_open('{');
+		show_values(path, order, NULL, NULL);
+		j_close('}');
+		return;
+	}
+	fputs("    auto: ", stdout);
+	show_values(path, order, NULL, "    ");
+	putchar('\n');
+}
+
 /* One flow: 0, or -ENOENT when it went away meanwhile. */
 static int show_flow(const char *dev, const char *id, bool all_counters)
 {
@@ -743,6 +774,7 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 		j_open('{');
 		show_values(cdir, flow_counter_order, NULL, NULL);
 		j_close('}');
+		show_auto(dir);
 		show_policy_stats(dir);
 		j_close('}');
 		names_free(&attrs);
@@ -779,6 +811,7 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 			    all_counters ? NULL : flow_key_counters, "    ");
 		putchar('\n');
 	}
+	show_auto(dir);
 	if (all_counters)
 		show_policy_stats(dir);
 	names_free(&attrs);

@@ -311,6 +311,65 @@ bool sdr_auto_due(const struct sdr_auto *a, u64 now_ns)
 }
 
 /*
+ * Take in what the receivers reported since the last look: the COMPLETE
+ * ACKs' lost counts the engine states @sr (SR and EC messages) and @ad
+ * (ADAPTIVE's, NULL if the flow has none) summed up.
+ */
+void sdr_auto_collect(struct sdr_auto *a, const struct sdr_sr_flow *sr,
+		      const struct sdr_sr_flow *ad)
+{
+	u64 lost = sr->st.peer_lost + (ad ? ad->st.peer_lost : 0);
+	u64 pkts = sr->st.peer_pkts + (ad ? ad->st.peer_pkts : 0);
+
+	if (pkts > a->seen_pkts && lost >= a->seen_lost)
+		sdr_auto_report(a, lost - a->seen_lost, pkts - a->seen_pkts);
+	a->seen_lost = lost;
+	a->seen_pkts = pkts;
+}
+
+/*
+ * The model's input for a flow: AUTO's own measures, and the path's from
+ * the engine state of what it runs now (ADAPTIVE's own, or the one SR
+ * and EC share), else the other: the round trip (SRTT) and the gap
+ * between packets sent back to back.  SR's reorder window and RTO are
+ * its own; ADAPTIVE's are what its receiver would learn of such a path
+ * (two packet times, at least 50 us, and its tail wait; the receiver's
+ * learning stays at the receiver).  False until a round trip and a gap
+ * were measured: nothing to decide from yet.
+ */
+bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
+		   const struct sdr_sr_flow *ad, u32 max_k, u32 max_m,
+		   struct sdr_auto_in *in)
+{
+	const struct sdr_sr_flow *first = sr, *second = ad;
+	u64 tinj_ns, reo;
+
+	if (ad && a->pick.cand == SDR_AUTO_ADAPTIVE) {
+		first = ad;
+		second = sr;
+	}
+	memset(in, 0, sizeof(*in));
+	in->rtt_ns = first->rtt.samples ? first->rtt.srtt_ns :
+		     second && second->rtt.samples ? second->rtt.srtt_ns : 0;
+	in->tinj_ps = first->gap_ps ? first->gap_ps :
+		      second ? second->gap_ps : 0;
+	if (!in->rtt_ns || !in->tinj_ps)
+		return false;
+	in->loss = sdr_auto_loss(a);
+	in->msg_pkts = sdr_auto_msg_pkts(a);
+	in->inflight = sdr_auto_inflight(a);
+	in->sr_reorder_ns = sdr_sr_reorder_ns(sr);
+	in->sr_tail_ns = sdr_rtt_rto(sr->rtt.samples ? &sr->rtt : &first->rtt);
+	tinj_ns = div_u64(in->tinj_ps, 1000);
+	reo = max_t(u64, 2 * tinj_ns, SDR_SR_AD_MIN_REO_NS);
+	in->ad_reorder_ns = reo;
+	in->ad_tail_ns = in->rtt_ns + max(reo + 2 * tinj_ns, in->rtt_ns / 4);
+	in->max_k = max_k;
+	in->max_m = max_m;
+	return true;
+}
+
+/*
  * Decide again from @in (its loss, msg_pkts and inflight are this AUTO's
  * measures; the caller fills the path's).  The choice moves only to a
  * candidate 1/64 cheaper than what runs, so measurement noise right at

@@ -68,6 +68,8 @@ struct sdr_auto {
 	u64	msg_pkts16;	/* packets per message, moving average, x16 */
 	u64	inflight16;	/* messages in flight at a post, x16 */
 	u64	next_ns;	/* decide again from then */
+	u64	seen_lost;	/* engine totals already taken in */
+	u64	seen_pkts;
 	struct sdr_auto_pick	pick;	/* what the flow runs */
 	u64	decisions;
 	u64	switches;
@@ -80,6 +82,13 @@ u64 sdr_auto_loss(const struct sdr_auto *a);
 u32 sdr_auto_msg_pkts(const struct sdr_auto *a);
 u32 sdr_auto_inflight(const struct sdr_auto *a);
 bool sdr_auto_due(const struct sdr_auto *a, u64 now_ns);
+
+struct sdr_sr_flow;
+void sdr_auto_collect(struct sdr_auto *a, const struct sdr_sr_flow *sr,
+		      const struct sdr_sr_flow *ad);
+bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
+		   const struct sdr_sr_flow *ad, u32 max_k, u32 max_m,
+		   struct sdr_auto_in *in);
 bool sdr_auto_decide(struct sdr_auto *a, const struct sdr_auto_in *in,
 		     u64 now_ns);
 

@@ -20,7 +20,6 @@
 /* an echoed timestamp older than this is not an RTT sample (us) */
 #define SDR_SR_MAX_RTT_US	60000000U
 /* ADAPTIVE: the smallest reorder window, whatever the arrivals say */
-#define SDR_SR_AD_MIN_REO_NS	50000ULL
 /* ADAPTIVE: repairs without a late original before the window halves */
 #define SDR_SR_AD_CLEAN		16
 

@@ -101,6 +101,7 @@ struct sdr_sr_stats {
  * these instead of module parameters.
  */
 #define SDR_SR_GAP_WIN		32	/* full packets per gap sample */
+#define SDR_SR_AD_MIN_REO_NS	50000ULL	/* reorder window floor */
 #define SDR_SR_GAP_SAMPLES	8	/* gap: the median of the last samples */
 
 struct sdr_sr_learn {

@@ -345,9 +345,10 @@ TEST(query_unbound_and_bound)
 	EXPECT_EQ(q.flags, 0);
 	EXPECT_EQ(q.abi_version, SDR_ABI_VERSION);
 	EXPECT_EQ(q.policy_nr, SDR_POLICY_NR);
-	/* this version runs NONE, SR, EC and ADAPTIVE; AUTO not yet */
+	/* this version runs every defined policy */
 	EXPECT_EQ(q.policies, (1ULL << SDR_POLICY_NONE) | (1ULL << SDR_POLICY_SR) |
-			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE));
+			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE) |
+			      (1ULL << SDR_POLICY_AUTO));
 	EXPECT_EQ(q.features, 0);
 	EXPECT_EQ(q.ec_max_k, 64);
 	EXPECT_EQ(q.ec_max_m, 32);
@@ -737,21 +738,26 @@ TEST_F(env, flow_create_defaults)
 	EXPECT_EQ(c.policy, SDR_POLICY_SR);
 	EXPECT_EQ(c.ep.policy, SDR_POLICY_SR);
 	EXPECT_EQ(c.chunk_size, 8 * c.payload);
-	/* Out of range or not run: refused, the old value stays. */
-	EXPECT_NE(set_param("default_policy", SDR_POLICY_AUTO), 0);
+	/* Out of range: refused, the old value stays. */
 	EXPECT_NE(set_param("default_policy", SDR_POLICY_NR), 0);
 	EXPECT_NE(set_param("chunk_pkts", 0), 0);
 	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
 	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
 	EXPECT_EQ(c.policy, SDR_POLICY_SR);
 	EXPECT_EQ(c.chunk_size, 8 * c.payload);
-	/* by name too; a known policy not run is EOPNOTSUPP, else EINVAL */
+	/* by name too; a word or number no policy has is EINVAL */
 	EXPECT_EQ(set_param_str("default_policy", "adaptive"), 0);
 	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
 	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
 	EXPECT_EQ(c.policy, SDR_POLICY_ADAPTIVE);
 	EXPECT_EQ(set_param_str("default_policy", "ec\n"), 0);
-	EXPECT_EQ(set_param_str("default_policy", "auto"), EOPNOTSUPP);
+	EXPECT_EQ(set_param_str("default_policy", "auto"), 0);
+	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.policy, SDR_POLICY_AUTO);
+	EXPECT_EQ(c.ep.policy, SDR_POLICY_AUTO);
+	EXPECT_EQ(set_param_str("default_policy", "ec\n"), 0);
+	EXPECT_EQ(set_param_str("default_policy", "5"), EINVAL);
 	EXPECT_EQ(set_param_str("default_policy", "bogus"), EINVAL);
 	EXPECT_EQ(set_param_str("default_policy", "-1"), EINVAL);
 	flow_create_arg(&c, SDR_POLICY_DEFAULT, MSG, NMSGS);
@@ -843,14 +849,14 @@ TEST_F(env, flow_create_errors_and_outputs)
 	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
 
 	/*
-	 * SR, EC and ADAPTIVE run; AUTO is defined but not run (yet):
-	 * EOPNOTSUPP.  query_policies_match_create says the same from QUERY.
+	 * Every defined policy runs, AUTO too; past them EINVAL.
+	 * query_policies_match_create says the same from QUERY.
 	 */
-	for (uint32_t pol = SDR_POLICY_SR; pol < SDR_POLICY_NR; pol++) {
+	for (uint32_t pol = SDR_POLICY_SR; pol <= SDR_POLICY_NR; pol++) {
 		flow_create_arg(&c, pol, MSG, NMSGS);
 		errno = 0;
 		ret = ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c) ? errno : 0;
-		EXPECT_EQ(ret, pol >= SDR_POLICY_AUTO ? EOPNOTSUPP : 0);
+		EXPECT_EQ(ret, pol == SDR_POLICY_NR ? EINVAL : 0);
 		if (!ret)
 			EXPECT_EQ(c.policy, pol);
 	}

@@ -114,11 +114,6 @@ TEST(error_convention)
 	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
 	EXPECT_EQ(errno, EINVAL);
 	fa.max_msg_size = 4096;
-	/* "auto" is defined in uapi/sdr.h, not run by this module yet. */
-	fa.policy = SDR_POLICY_AUTO;
-	errno = 0;
-	EXPECT_TRUE(sdr_flow_create(c, &fa) == NULL);
-	EXPECT_EQ(errno, EOPNOTSUPP);
 	/* past the defined ids: EINVAL */
 	fa.policy = SDR_POLICY_NR;
 	errno = 0;
@@ -388,9 +383,9 @@ TEST(query)
 	EXPECT_EQ(a.max_msgs, 1024);
 	for (id = 0; id < 4; id++)
 		EXPECT_EQ(a.reserved[id], 0);
-	/* this version: none, sr, ec and adaptive */
-	EXPECT_EQ(sdr_policy_list(a.policies, ", ", list, sizeof(list)), 22);
-	EXPECT_EQ(strcmp(list, "none, sr, ec, adaptive"), 0);
+	/* this version: none, sr, ec, adaptive and auto */
+	EXPECT_EQ(sdr_policy_list(a.policies, ", ", list, sizeof(list)), 28);
+	EXPECT_EQ(strcmp(list, "none, sr, ec, adaptive, auto"), 0);
 
 	c = sdr_open(dev0(), NULL);
 	ASSERT_TRUE(c);

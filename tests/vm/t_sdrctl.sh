@@ -7,7 +7,7 @@
 # range-checked by the kernel and restored, usage errors exit 2.
 . "$(dirname "$0")/lib.sh"
 
-plan 23
+plan 24
 sdr_load
 ctl=$TOP/tools/sdrctl
 perf=$TOP/tools/sdr_perf
@@ -41,15 +41,15 @@ check "dev -j -p: the same data, indented" \
 abi=$(sed -n 's/^#define SDR_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$TOP/uapi/sdr.h")
 caps=$("$ctl" -j caps)
 diag "caps: $caps"
-check "caps -j: ABI $abi, policies none sr ec adaptive, no features, the EC and flow limits" py "
+check "caps -j: ABI $abi, policies none sr ec adaptive auto, no features, the EC and flow limits" py "
 assert len(j) == 1, j
 c = j[0]
 assert c['abi_version'] == $abi and c['policy_nr'] == 5, c
-assert c['policies'] == ['none', 'sr', 'ec', 'adaptive'] and c['features'] == [], c
+assert c['policies'] == ['none', 'sr', 'ec', 'adaptive', 'auto'] and c['features'] == [], c
 assert (c['ec_max_k'], c['ec_max_m']) == (64, 32), c
 assert (c['max_msg_size'], c['max_msgs']) == (1 << 30, 1024), c" "$caps"
 check "caps: the same on one line" test "$("$ctl" caps show)" = \
-	"sdr: abi_version $abi policies none,sr,ec,adaptive policy_nr 5 features - ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
+	"sdr: abi_version $abi policies none,sr,ec,adaptive,auto policy_nr 5 features - ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
 runs=$(py 'print(", ".join(j[0]["policies"]))' "$caps")
 check "help: set flow offers the policies the module runs" \
 	grep -qF "sdrctl set flow DEV/ID policy ${runs//, /|}" <<<"$("$ctl" help)"
@@ -85,10 +85,14 @@ pstats=$("$ctl" -j -s flow dev rxe0)
 fid=$(sed -n "s|^rxe0/\([0-9]*\): pid $cpid .*|\1|p" <<<"$text")
 perr=$("$ctl" set flow "rxe0/$fid" policy bogus 2>&1)
 prc=$?
-# defined but not run: refused, naming what runs (the flow keeps none);
+# auto: taken live, and flow show says what it chose and why;
 # adaptive runs, and shows what it learned
 uerr=$("$ctl" set flow "rxe0/$fid" policy auto 2>&1)
 urc=$?
+upol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
+sleep 2
+utext=$("$ctl" flow show dev rxe0 id "$fid" 2>&1)
+ujson=$("$ctl" -j flow show dev rxe0 id "$fid" 2>&1)
 "$ctl" set flow "rxe0/$fid" policy adaptive
 arc=$?
 apol=$(cat "/sys/class/sdr/rxe0/flows/$fid/policy" 2>&1)
@@ -148,12 +152,19 @@ good=0
 check "set flow rxe0/$fid policy bogus: exit 1, Invalid argument, policy kept" test $good = 1
 diag "set flow: rc $prc: $perr"
 good=0
-[ "$urc/$arc/$nrc" = 1/0/0 ] && [ "$apol" = adaptive ] &&
+[ "$urc/$arc/$nrc" = 0/0/0 ] && [ "$upol" = auto ] && [ "$apol" = adaptive ] &&
 	[ "$areo" -gt 0 ] 2>/dev/null &&
-	grep -qF "set flow rxe0/$fid policy auto: Operation not supported (the loaded module does not run this policy; it runs $runs)" <<<"$uerr" &&
+	grep -qE "^    auto: choice (sr|adaptive|ec [0-9]+ [0-9]+) loss_ppm [0-9]+ rtt_us [0-9]+ tinj_ns [0-9]+ msg_pkts [0-9]+ inflight [0-9]+" <<<"$utext" &&
+	grep -qE "cost_sr_us [0-9]+ cost_adaptive_us [0-9]+ cost_ec_us [0-9]+ decisions [1-9][0-9]* switches [0-9]+" <<<"$utext" &&
 	grep -qE "reorder_us [0-9]+" <<<"$atext" &&
 	good=1
-check "set flow policy auto: exit 1, not run, names $runs; adaptive: exit 0, learned values shown; none: exit 0" test $good = 1
+check "set flow policy auto: exit 0, flow show says what it chose and why; adaptive: exit 0, learned values shown; none: exit 0" test $good = 1
+check "flow -j: an AUTO flow's choice and costs under auto" py "
+a = j[0]['auto']
+assert a['choice'] in ('sr', 'adaptive') or a['choice'].startswith('ec '), a
+assert a['decisions'] >= 1 and a['rtt_us'] > 0 and a['tinj_ns'] > 0, a
+assert a['cost_sr_us'] > 0 and a['cost_adaptive_us'] > 0, a" "$ujson"
+diag "auto: $(grep auto: <<<"$utext")"
 good=0
 [ "$erc/$eerc" = 0/1 ] && [ "$geo" = "16 4" ] && [ "$geo2" = "16 4" ] &&
 	grep -qF "set flow rxe0/$fid ec 65 4: Invalid argument (k is 1..64, m 1..32)" <<<"$eerr" &&
@@ -169,23 +180,21 @@ check "the sdr_perf pair exits 0" test "$crc/$src" = 0/0
 [ "$crc/$src" = 0/0 ] || { sed 's/^/# client: /' "$cli_out"; sed 's/^/# server: /' "$srv_out"; }
 check "flow -j: no flows left after the run" py 'assert j == [], j' "$("$ctl" -j flow)"
 
-# sdr_perf with a policy the module does not run: both sides exit 2, the
-# client names the policies its sdr.ko runs, the server says it was the
-# client's module.
+# sdr_perf -P auto: every byte checked, and it says what AUTO chose
 "$perf" -d rxe1 -q -p 18516 >"$srv_out" 2>&1 &
 spid=$!
 wait_listen 18516
-"$perf" -d rxe0 -q -p 18516 -P auto -n 1 198.18.0.2 >"$cli_out" 2>&1
+"$perf" -d rxe0 -q -p 18516 -P auto -s 256K -n 40 --verify 198.18.0.2 >"$cli_out" 2>&1
 crc=$?
 wait "$spid"
 src=$?
-diag "sdr_perf -P auto: client rc $crc: $(cat "$cli_out"); server rc $src: $(cat "$srv_out")"
+diag "sdr_perf -P auto: client rc $crc: $(grep -i auto "$cli_out"); server rc $src"
 good=0
-[ "$crc/$src" = 2/2 ] &&
-	grep -qF "sdr_perf: policy 'auto' is not supported by this sdr.ko (Operation not supported); it runs $runs" "$cli_out" &&
-	grep -qF "sdr_perf: client: policy 'auto' is not supported by its sdr.ko" "$srv_out" &&
-	good=1
-check "sdr_perf -P auto: both exit 2; the client names what its sdr.ko runs" test $good = 1
+[ "$crc/$src" = 0/0 ] &&
+	grep -qE "AUTO chose +: (sr|adaptive|ec [0-9]+ [0-9]+), [0-9]+ decisions?, [0-9]+ switch" "$cli_out" &&
+	grep -qE "verify errors 0" "$srv_out" && good=1
+check "sdr_perf -P auto --verify: both exit 0, no verify error, the client says what AUTO chose" test $good = 1
+[ $good = 1 ] || { sed 's/^/# client: /' "$cli_out"; sed 's/^/# server: /' "$srv_out"; }
 rm -f "$srv_out" "$cli_out"
 
 # ---- defaults ----

@@ -26,9 +26,11 @@ static void usage(FILE *f)
 "  --burst LEN        mean loss burst length in packets (Gilbert-Elliott)\n"
 "  --size BYTES       message size, suffix K M G = KiB MiB GiB (1G)\n"
 "  --count N          messages, sent one after another (10)\n"
-"  --policy sr|ec|adaptive  reliability policy: selective repeat, SR plus\n"
-"                     erasure coding (k data + m parity per submessage), or\n"
-"                     SR with its timers learned per flow (sr)\n"
+"  --policy sr|ec|adaptive|auto  reliability policy: selective repeat, SR\n"
+"                     plus erasure coding (k data + m parity per submessage),\n"
+"                     SR with its timers learned per flow, or what AUTO's\n"
+"                     model (the kernel's, engine/sdr_auto.c) picks for the\n"
+"                     path and message size, k and m included (sr)\n"
 "  -P POLICY          the same\n"
 "  --k N              EC: data packets per submessage, 1..64 (32)\n"
 "  --m N              EC: parity packets per submessage, 1..32 (8)\n"
@@ -164,7 +166,10 @@ int main(int argc, char **argv)
 	struct sim_params p;
 	struct sim_result r;
 	struct model_result m;
-	int c, json = 0, model = 0, have_model = 0;
+	int c, json = 0, model = 0, have_model = 0, autop = 0;
+	static const char *const cand[] = { "sr", "adaptive", "ec" };
+	struct sdr_auto_pick pick;
+	struct sdr_auto_in ain;
 	const char *pol;
 	uint32_t mtu = 4096;
 	double v;
@@ -215,8 +220,10 @@ int main(int argc, char **argv)
 				p.policy = SIM_EC;
 			} else if (!strcasecmp(optarg, "adaptive")) {
 				p.policy = SIM_ADAPTIVE;
+			} else if (!strcasecmp(optarg, "auto")) {
+				autop = 1;
 			} else {
-				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (sr, ec, adaptive)\n",
+				fprintf(stderr, "sdr-sim: policy '%s' is not simulated (sr, ec, adaptive, auto)\n",
 					optarg);
 				return 2;
 			}
@@ -277,6 +284,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p.pay = mtu - SDR_WIRE_HDR_LEN;
+	if (autop) {
+		sim_auto_pick(&p, &ain, &pick);
+		p.policy = pick.cand == SDR_AUTO_EC ? SIM_EC :
+			   pick.cand == SDR_AUTO_ADAPTIVE ? SIM_ADAPTIVE : SIM_SR;
+		if (pick.cand == SDR_AUTO_EC) {
+			p.ec_k = pick.ec_k;
+			p.ec_m = pick.ec_m;
+		}
+	}
 
 	if (sim_run(&p, &r) && !r.n) {
 		fprintf(stderr, "sdr-sim: simulation failed\n");
@@ -310,6 +326,14 @@ int main(int argc, char **argv)
 		       r.cpu_s);
 		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u,\"rx_dup\":%llu", r.se_ns,
 		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
+		if (autop)
+			printf(",\"auto\":{\"choice\":\"%s\",\"ec_k\":%u,\"ec_m\":%u,"
+			       "\"cost_sr_ns\":%llu,\"cost_adaptive_ns\":%llu,"
+			       "\"cost_ec_ns\":%llu}",
+			       cand[pick.cand], pick.ec_k, pick.ec_m,
+			       (unsigned long long)pick.cost_ns[SDR_AUTO_SR],
+			       (unsigned long long)pick.cost_ns[SDR_AUTO_ADAPTIVE],
+			       (unsigned long long)pick.cost_ns[SDR_AUTO_EC]);
 		if (p.policy == SIM_ADAPTIVE)
 			printf(",\"reorder_ns\":%.0f,\"nack_interval_ns\":%.0f,"
 			       "\"tail_wait_ns\":%.0f,\"gap_ns\":%llu,\"peer_rtt_ns\":%llu,"
@@ -344,6 +368,16 @@ int main(int argc, char **argv)
 		       pol, (unsigned long long)p.size, p.count, p.bw_bps / 1e9,
 		       fmt_time(2.0 * p.owd_ns, b1, sizeof(b1)), p.loss,
 		       p.burst > 1 ? " (bursts)" : "", mtu, p.nack ? "nack+rto" : "rto");
+		if (autop)
+			printf("auto: chose %s", cand[pick.cand]);
+		if (autop && pick.cand == SDR_AUTO_EC)
+			printf(" k %u m %u", pick.ec_k, pick.ec_m);
+		if (autop)
+			printf("; the model's time per message: sr %s, adaptive %s, ec(%u,%u) %s\n",
+			       fmt_time((double)pick.cost_ns[SDR_AUTO_SR], b1, sizeof(b1)),
+			       fmt_time((double)pick.cost_ns[SDR_AUTO_ADAPTIVE], b2, sizeof(b2)),
+			       pick.ec_k, pick.ec_m,
+			       fmt_time((double)pick.cost_ns[SDR_AUTO_EC], b3, sizeof(b3)));
 		printf("completion  mean %s (+-%.2f%%)  p50 %s  p99 %s  p99.9 %s  goodput %.2f Gbit/s\n",
 		       fmt_time(r.mean_ns, b1, sizeof(b1)),
 		       r.mean_ns > 0 ? 100 * r.se_ns / r.mean_ns : 0,

@@ -203,6 +203,36 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 	}
 }
 
+/*
+ * What AUTO (engine/sdr_auto.c) picks for this path and message size, as
+ * the kernel's AUTO would once its estimates converged: the engine state
+ * the simulated sender runs (sim_cfg()), with its RTT and send gap
+ * measured at the path's, gives the model its input (sdr_auto_fill());
+ * the drop rate is the path's own, where the kernel measures it from the
+ * receivers' reports.  Messages go one at a time here.
+ */
+void sim_auto_pick(const struct sim_params *p, struct sdr_auto_in *in,
+		   struct sdr_auto_pick *pick)
+{
+	struct sim_params sr = *p;
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_auto a;
+	int i;
+
+	sr.policy = SIM_SR;
+	sim_cfg(&sr, &cfg);
+	sdr_sr_flow_init(&f, &cfg);
+	for (i = 0; i < 16; i++)
+		sdr_rtt_sample(&f.rtt, (uint64_t)sim_base_rtt_ns(p));
+	f.gap_ps = (uint64_t)(sim_tinj_ns(p) * 1000);
+	sdr_auto_init(&a);
+	sdr_auto_posted(&a, (uint32_t)((p->size + p->pay - 1) / p->pay), 0);
+	sdr_auto_fill(&a, &f, NULL, SDR_EC_MAX_K, SDR_EC_MAX_M, in);
+	in->loss = (uint64_t)(p->loss * SDR_AUTO_ONE);
+	sdr_auto_eval(in, pick);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "sdr_sr.h"
+#include "sdr_auto.h"
 
 enum sim_policy {
 	SIM_SR,
@@ -77,6 +78,9 @@ struct model_result {
 };
 
 void sim_defaults(struct sim_params *p);
+/* what AUTO's model picks for this path and message size */
+void sim_auto_pick(const struct sim_params *p, struct sdr_auto_in *in,
+		   struct sdr_auto_pick *pick);
 int sim_run(const struct sim_params *p, struct sim_result *r);
 void sim_result_free(struct sim_result *r);
 
