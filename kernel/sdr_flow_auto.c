@@ -68,17 +68,31 @@ ssize_t sdr_flow_auto_show(struct sdr_flow *flow, u32 i, char *buf)
 					  a->pick.ec_m);
 		return sysfs_emit(buf, "%s\n",
 				  sdr_policy_name(sdr_auto_cand_policy(a->pick.cand)));
-	case 1: v = (in->loss * 1000000) >> SDR_AUTO_SHIFT; break;
-	case 2: v = div_u64(in->rtt_ns, NSEC_PER_USEC); break;
-	case 3: v = div_u64(in->tinj_ps, 1000); break;
-	case 4: v = in->msg_pkts; break;
-	case 5: v = in->inflight; break;
+	case 1:
+		v = (in->loss * 1000000) >> SDR_AUTO_SHIFT;
+		break;
+	case 2:
+		v = div_u64(in->rtt_ns, NSEC_PER_USEC);
+		break;
+	case 3:
+		v = div_u64(in->tinj_ps, 1000);
+		break;
+	case 4:
+		v = in->msg_pkts;
+		break;
+	case 5:
+		v = in->inflight;
+		break;
 	case 6: case 7: case 8:
 		v = a->pick.cost_ns[i - 6] == U64_MAX ? 0 :
 		    div_u64(a->pick.cost_ns[i - 6], NSEC_PER_USEC);
 		break;
-	case 9: v = a->decisions; break;
-	case 10: v = a->switches; break;
+	case 9:
+		v = a->decisions;
+		break;
+	case 10:
+		v = a->switches;
+		break;
 	}
 	return sysfs_emit(buf, "%llu\n", v);
 }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# make demo's second chart: per reliable sdr policy, the p50, p99 and
-# maximum completion time of one message at a time.  tools/demo-latency
+# make demo's second chart: per transport (each reliable sdr policy, RC,
+# TCP), the p50, p99 and maximum completion time of one message at a
+# time.  tools/demo-latency
 # calls it with
 #   dat   rows: "name" p50_ms p99_ms max_ms
 #   out   the PNG to write

@@ -80,7 +80,7 @@
 #define SDR_POLICY_SR		1	/* selective repeat */
 #define SDR_POLICY_EC		2	/* erasure coding, SR fallback */
 #define SDR_POLICY_ADAPTIVE	3	/* SR with timers learned per flow */
-#define SDR_POLICY_AUTO		4	/* the kernel picks per message (not yet run) */
+#define SDR_POLICY_AUTO		4	/* the kernel picks SR, EC or ADAPTIVE per message */
 #define SDR_POLICY_NR		5	/* ids below this are defined: others EINVAL */
 #define SDR_POLICY_DEFAULT	0xffffffffU	/* flow create: the module's default_policy */
 
@@ -198,9 +198,9 @@ struct sdr_endpoint {
 
 /*
  * SDR_IOC_FLOW_CREATE - create a flow.
- * in:  policy (one this kernel runs, SDR_IOC_QUERY: NONE, SR and EC in
- *      this version; or SDR_POLICY_DEFAULT for the module parameter
- *      default_policy); mtu
+ * in:  policy (one this kernel runs, SDR_IOC_QUERY: NONE, SR, EC,
+ *      ADAPTIVE and AUTO in this version; or SDR_POLICY_DEFAULT for the
+ *      module parameter default_policy); mtu
  *      (0: the port's; else 256..4096, a power of two, at most the
  *      port's); chunk_size (bytes per bitmap bit: a multiple of payload,
  *      at most 1024 packets; 0: the module parameter chunk_pkts packets,
@@ -209,13 +209,14 @@ struct sdr_endpoint {
  *      flow's EC messages, data and parity packets per submessage
  *      (1..SDR_IOC_QUERY's ec_max_k and ec_max_m; 0: the module
  *      parameters ec_k and ec_m), kept whatever the policy, so a switch
- *      to EC uses it; SDR_IOC_FLOW_MODIFY changes it.
+ *      to EC uses it (AUTO's EC messages take the geometry AUTO picks);
+ *      SDR_IOC_FLOW_MODIFY changes it.
  * out: flow_id, payload (message bytes per packet = mtu - header), the
  *      actual policy, chunk_size, mtu, ec_k and ec_m, the endpoint to
  *      give the peer, and the layout of the three mappings.
  * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on)
  *      or chunk_size not a multiple of payload; EOPNOTSUPP a defined
- *      policy this kernel does not run (AUTO); ENOSPC
+ *      policy this kernel does not run; ENOSPC
  *      the completion ring cannot hold 2 * max_msgs more completions
  *      (bind with more cq_entries); ENOMEM the regions could not be
  *      allocated (max_msgs * max_msg_size is limited by the module
