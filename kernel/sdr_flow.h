@@ -189,7 +189,7 @@ void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
 /* sdr_flow_auto.c: AUTO, which picks one of them per message */
 u32 sdr_flow_auto_pick(struct sdr_flow *flow, u32 npkts, u64 now, u32 *k,
 		       u32 *m);
-#define SDR_AUTO_NSTATS	11	/* flows/<id>/auto/ files */
+#define SDR_AUTO_NSTATS	12	/* flows/<id>/auto/ files */
 extern const char * const sdr_flow_auto_stats[SDR_AUTO_NSTATS + 1];
 ssize_t sdr_flow_auto_show(struct sdr_flow *flow, u32 i, char *buf);
 

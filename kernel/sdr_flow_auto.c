@@ -32,6 +32,7 @@ u32 sdr_flow_auto_pick(struct sdr_flow *flow, u32 npkts, u64 now, u32 *k,
 	if (sdr_auto_due(a, now) &&
 	    sdr_auto_fill(a, &flow->sr, flow->ad, SDR_EC_MAX_K, SDR_EC_MAX_M,
 			  &in)) {
+		in.code_ps = flow->ec_code_ps;
 		moved = sdr_auto_decide(a, &in, now);
 		flow->au_in = in;
 		trace_sdr_auto(flow->id, &in, &a->pick, moved);
@@ -51,7 +52,7 @@ u32 sdr_flow_auto_pick(struct sdr_flow *flow, u32 npkts, u64 now, u32 *k,
 const char * const sdr_flow_auto_stats[SDR_AUTO_NSTATS + 1] = {
 	"choice", "loss_ppm", "rtt_us", "tinj_ns", "msg_pkts", "inflight",
 	"cost_sr_us", "cost_adaptive_us", "cost_ec_us", "decisions",
-	"switches", NULL,
+	"switches", "code_ns", NULL,
 };
 
 ssize_t sdr_flow_auto_show(struct sdr_flow *flow, u32 i, char *buf)
@@ -92,6 +93,9 @@ ssize_t sdr_flow_auto_show(struct sdr_flow *flow, u32 i, char *buf)
 		break;
 	case 10:
 		v = a->switches;
+		break;
+	case 11:
+		v = div_u64(in->code_ps, 1000);
 		break;
 	}
 	return sysfs_emit(buf, "%llu\n", v);

@@ -176,6 +176,7 @@ TRACE_EVENT(sdr_auto,
 		__field(u32, loss_ppm)
 		__field(u64, rtt_ns)
 		__field(u64, tinj_ps)
+		__field(u64, code_ps)
 		__field(u32, msg_pkts)
 		__field(u32, inflight)
 		__field(u64, cost_sr)
@@ -191,19 +192,20 @@ TRACE_EVENT(sdr_auto,
 		__entry->loss_ppm = (u32)((in->loss * 1000000) >> SDR_AUTO_SHIFT);
 		__entry->rtt_ns = in->rtt_ns;
 		__entry->tinj_ps = in->tinj_ps;
+		__entry->code_ps = in->code_ps;
 		__entry->msg_pkts = in->msg_pkts;
 		__entry->inflight = in->inflight;
 		__entry->cost_sr = pick->cost_ns[SDR_AUTO_SR];
 		__entry->cost_adaptive = pick->cost_ns[SDR_AUTO_ADAPTIVE];
 		__entry->cost_ec = pick->cost_ns[SDR_AUTO_EC];
 	),
-	TP_printk("flow=%u chose=%s k=%u m=%u%s loss_ppm=%u rtt_ns=%llu tinj_ps=%llu msg_pkts=%u inflight=%u cost_ns sr=%llu adaptive=%llu ec=%llu",
+	TP_printk("flow=%u chose=%s k=%u m=%u%s loss_ppm=%u rtt_ns=%llu tinj_ps=%llu code_ps=%llu msg_pkts=%u inflight=%u cost_ns sr=%llu adaptive=%llu ec=%llu",
 		  __entry->flow,
 		  __print_symbolic(__entry->cand, { 0, "sr" }, { 1, "adaptive" },
 				   { 2, "ec" }),
 		  __entry->k, __entry->m, __entry->moved ? " switch" : "",
 		  __entry->loss_ppm, __entry->rtt_ns, __entry->tinj_ps,
-		  __entry->msg_pkts, __entry->inflight, __entry->cost_sr,
+		  __entry->code_ps, __entry->msg_pkts, __entry->inflight, __entry->cost_sr,
 		  __entry->cost_adaptive, __entry->cost_ec)
 );
 

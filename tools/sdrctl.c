@@ -720,7 +720,7 @@ static void show_auto(const char *dir)
 	static const char *const order[] = {
 		"choice", "loss_ppm", "rtt_us", "tinj_ns", "msg_pkts",
 		"inflight", "cost_sr_us", "cost_adaptive_us", "cost_ec_us",
-		"decisions", "switches", NULL,
+		"decisions", "switches", "code_ns", NULL,
 	};
 	char path[1200], pol[32];
 

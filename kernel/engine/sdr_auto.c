@@ -27,14 +27,17 @@
  *     E[T] = (n + P) T_inj + RTT + P_fb * R * (1 + rounds(m + 1, p))
  *
  *   its holes NACKed a round after its end, each lost resend another
- *   round; it resends about m + 1 packets.
+ *   round; it resends about m + 1 packets.  Coding costs CPU time C per
+ *   packet (measured: the sender's time to build a parity row), for the
+ *   P rows the sender builds and the n p packets the receiver rebuilds:
+ *   C (P + n p) more, in completion time and in time per message.
  *
  * With W messages in flight at once a message's share of the time is
- * E[T] / W, but never below the time its packets hold the path (resends
- * and parity included), so the cost of a candidate, what AUTO minimizes,
- * is
+ * E[T] / W (Little's law), but never below the time its packets hold the
+ * path (resends and parity included) and EC's CPU its coding, so the cost
+ * of a candidate, what AUTO minimizes, is
  *
- *   cost = max(E[T] / W, (packets sent per message) * T_inj)
+ *   cost = max(E[T] / W, (packets sent per message) * T_inj + coding)
  *
  * - completion time when messages go one at a time, goodput when many do.
  *
@@ -131,6 +134,14 @@ static u64 sdr_auto_loss_of(const struct sdr_auto_in *in)
 	return min_t(u64, in->loss, FX / 2);
 }
 
+/* EC's coding: @parity rows built, n p packets rebuilt */
+static u64 sdr_auto_code_ns(const struct sdr_auto_in *in, u64 n, u64 parity)
+{
+	u64 rows = (parity << FX_SHIFT) + n * sdr_auto_loss_of(in);
+
+	return div_u64(fx_scale(in->code_ps, rows), 1000);
+}
+
 /* completion time of one message under SR recovery (rounds, tail) */
 static u64 sdr_auto_sr_done(const struct sdr_auto_in *in, u64 reorder,
 			    u64 retry, u64 tail)
@@ -187,6 +198,7 @@ u64 sdr_auto_done_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m)
 	sdr_auto_ec_shape(in, k, m, &e);
 	round = in->rtt_ns + in->sr_reorder_ns + div_u64(in->tinj_ps, 1000);
 	return sdr_auto_inj_ns(in, n + e.parity) + in->rtt_ns +
+	       sdr_auto_code_ns(in, n, e.parity) +
 	       fx_scale(fx_scale(round, FX + sdr_auto_rounds(m + 1,
 							      sdr_auto_loss_of(in))),
 			e.p_fb);
@@ -202,7 +214,8 @@ u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m)
 	if (cand == SDR_AUTO_EC) {
 		sdr_auto_ec_shape(in, k, m, &e);
 		wire = sdr_auto_inj_ns(in, n + e.parity) +
-		       fx_scale(div_u64(in->tinj_ps, 1000), e.resent);
+		       fx_scale(div_u64(in->tinj_ps, 1000), e.resent) +
+		       sdr_auto_code_ns(in, n, e.parity);
 	} else {
 		/* each loss resent: n / (1 - p) packets */
 		wire = div64_u64(sdr_auto_inj_ns(in, n) << FX_SHIFT, FX - p);

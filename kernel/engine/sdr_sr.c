@@ -507,7 +507,9 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
  * packet holds the path: over windows of SDR_SR_GAP_WIN packets sent
  * back to back, a pause of over a millisecond (and over eight gaps)
  * starting a new window, so an application that sends now and then is
- * not taken for a slow path.  A moving average of the windows.
+ * not taken for a slow path.  A moving average of the windows.  Only SR
+ * and ADAPTIVE packets count: EC's gaps hold the time its parity takes
+ * to build, which AUTO counts apart.
  */
 #define SDR_SR_GAP_IDLE_NS	1000000
 
@@ -562,7 +564,6 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	out->aux = SDR_EC_AUX(m->ec_k, m->ec_m, j);
 	f->st.parity_tx++;
 	sdr_sr_pace(f, out->len, now_ns);
-	sdr_sr_meter(f, now_ns);
 }
 
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
@@ -629,7 +630,8 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
 	sdr_sr_pace(f, out->len, now_ns);
-	sdr_sr_meter(f, now_ns);
+	if (!m->ec_k)
+		sdr_sr_meter(f, now_ns);
 	return 1;
 }
 

@@ -43,7 +43,7 @@ static double d_p_fail(unsigned int n, unsigned int m, double p)
 }
 
 struct d_in {
-	double p, rtt, tinj, n, w, sr_reo, sr_tail, ad_reo, ad_tail;
+	double p, rtt, tinj, n, w, sr_reo, sr_tail, ad_reo, ad_tail, code;
 };
 
 static double d_sr_done(const struct d_in *c, double reo, double retry,
@@ -77,10 +77,11 @@ static double d_cost(const struct d_in *c, int cand, unsigned int k,
 		double par = (double)(g - 1) * m + ml;
 		double pfb = 1 - pow(1 - full, g - 1) * (1 - last);
 		double round = c->rtt + c->sr_reo + c->tinj;
+		double code = c->code * (par + n * c->p);
 
-		done = (n + par) * c->tinj + c->rtt +
+		done = (n + par) * c->tinj + c->rtt + code +
 		       pfb * round * (1 + d_rounds(m + 1, c->p));
-		wire = (n + par) * c->tinj +
+		wire = (n + par) * c->tinj + code +
 		       c->tinj * (full * (g - 1) * (m + 1) + last * (ml + 1));
 	}
 	return fmax(done / (c->w < 1 ? 1 : c->w), wire);
@@ -136,6 +137,14 @@ static void mk_in(struct sdr_auto_in *in, struct d_in *c, double p,
 	c->sr_tail = (double)in->sr_tail_ns;
 	c->ad_reo = (double)in->ad_reorder_ns;
 	c->ad_tail = (double)in->ad_tail_ns;
+	c->code = 0;
+}
+
+/* mk_in() with EC's coding costing @code_ns a packet */
+static void set_code(struct sdr_auto_in *in, struct d_in *c, double code_ns)
+{
+	in->code_ps = (u64)(code_ns * 1000);
+	c->code = in->code_ps / 1000.0;
 }
 
 static void test_auto_building_blocks(void)
@@ -193,6 +202,9 @@ static void test_auto_table_equals_model(void)
 		int i, want = 0;
 
 		mk_in(&in, &di, ps[a], rtts[b], tinjs[c], ns[d], ws[e]);
+		/* half the rows: coding as dear as a packet on the path */
+		if ((a + b + d + e) % 2)
+			set_code(&in, &di, tinjs[c]);
 		d_eval(&di, cost);
 		for (i = 0; i < 3; i++)
 			if (cost[i] < best) {
@@ -260,6 +272,12 @@ static void test_auto_expected_choices(void)
 	mk_in(&in, &di, 1e-3, 25e6, 82, 64, 1);
 	sdr_auto_eval(&in, &pk);
 	CHECK_EQ(pk.cand, SDR_AUTO_EC);
+	/* ... unless coding takes the CPU longer than the rounds it saves */
+	mk_in(&in, &di, 0.01, 20e6, 105000, 1024, 1);
+	set_code(&in, &di, 2e6);
+	sdr_auto_eval(&in, &pk);
+	CHECK(pk.cand != SDR_AUTO_EC);
+	CHECK(pk.cost_ns[SDR_AUTO_EC] > pk.cost_ns[pk.cand]);
 	/* ADAPTIVE where the round trips of SR's retries hurt: heavy loss */
 	mk_in(&in, &di, 0.05, 25e6, 1311, 65536, 1);
 	sdr_auto_eval(&in, &pk);
