@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make soak (not in make check): SDR_SOAK_SECONDS (600) of everything at
-# once.  sdr_perf pairs under NONE, SR and EC move verified messages from
-# rxe0 to rxe1 back to back; the link's netem profile changes every
+# once.  sdr_perf pairs under NONE, SR, EC, ADAPTIVE and AUTO move
+# verified messages from rxe0 to rxe1 back to back; the link's netem profile changes every
 # SDR_SOAK_STEP (30) seconds; rogues spray forged and replayed packets at
 # both ends; the ioctl/mmap/close fuzzer runs from several threads.
-# Passes with zero verify errors, every SR and EC run complete, every
+# Passes with zero verify errors, every reliable run complete, every
 # fuzzer run clean, and slab usage at the end (every flow gone, caches
 # dropped) within 5% of the start.  tests/vm/run adds the kernel log check
 # and the unload.
@@ -62,7 +62,7 @@ slab() {
 
 # one warm-up transfer per policy, so caches the first flows create count
 # in the start
-for p in none sr ec adaptive; do
+for p in none sr ec adaptive auto; do
 	"$perf" -d rxe1 -P "$p" -p 18790 -q >/dev/null 2>&1 &
 	wait_listen 18790
 	"$perf" -d rxe0 -P "$p" -p 18790 -q -n 20 -s 256K 198.18.0.2 >/dev/null 2>&1
@@ -116,6 +116,7 @@ fuzz_loop() {
 }
 
 perf_loop none 18791 & perf_loop sr 18792 & perf_loop ec 18793 &
+perf_loop adaptive 18794 & perf_loop auto 18795 &
 rogue_loop rxe1 rxe0 1 & rogue_loop rxe0 rxe1 2 &
 fuzz_loop &
 
@@ -152,7 +153,8 @@ for line in sys.stdin:
     if line.startswith("{"):
         n += json.loads(line).get("verify_errors", 0)
 print(n)')
-srfail=$(cat "$tmp"/sr.*.cli "$tmp"/ec.*.cli 2>/dev/null | python3 -c '
+srfail=$(cat "$tmp"/sr.*.cli "$tmp"/ec.*.cli "$tmp"/adaptive.*.cli \
+	"$tmp"/auto.*.cli 2>/dev/null | python3 -c '
 import json, sys
 n = 0
 for line in sys.stdin:
@@ -162,7 +164,7 @@ for line in sys.stdin:
 print(n)')
 check "sdr_perf: $runs runs under netem changes and rogues, every one exit 0" test "$runs" -gt 0 -a "$bad" = 0
 check "sdr_perf: zero verify errors" test "$verr" = 0
-check "SR and EC: every message sent was received whole" test "$srfail" = 0
+check "SR, EC, ADAPTIVE and AUTO: every message sent was received whole" test "$srfail" = 0
 fruns=$(wc -l <"$tmp/fuzz.rc")
 fbad=$(awk '$2 != 0' "$tmp/fuzz.rc" | wc -l)
 awk '$2 != 0 { print $1 }' "$tmp/fuzz.rc" | head -n 2 | while read -r f; do
