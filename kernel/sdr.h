@@ -394,7 +394,7 @@ struct sdr_flow {
 	/* AUTO (sdr_flow_auto.c): its measures and choice, its last input */
 	struct sdr_auto		au;
 	struct sdr_auto_in	au_in;
-	u64			ec_code_ps;	/* EC: time to build a parity row */
+	u64			ec_code_ps;	/* EC: parity time per row input */
 	void			*sr_rx_mem;	/* max_msgs receive maps */
 	size_t			sr_rx_size;	/* bytes of one */
 	u64			sr_heard_ns;	/* last ACK/NACK/RNR from the peer */

@@ -77,8 +77,8 @@ static const u8 *sdr_eck_tx_parity(struct sdr_flow *flow,
 	/* g, j and kg come from the engine: the codec cannot refuse them */
 	t0 = ktime_get_ns();
 	sdr_ec_encode(kg, j, data, len, pay, out);
-	/* what coding costs, for AUTO: a moving average per row */
-	d = (ktime_get_ns() - t0) * 1000;
+	/* what coding costs, for AUTO: per packet a row takes in, averaged */
+	d = div_u64((ktime_get_ns() - t0) * 1000, kg);
 	flow->ec_code_ps = flow->ec_code_ps ? (flow->ec_code_ps * 7 + d) / 8 : d;
 	return out;
 }

@@ -28,9 +28,10 @@
  *
  *   its holes NACKed a round after its end, each lost resend another
  *   round; it resends about m + 1 packets.  Coding costs CPU time C per
- *   packet (measured: the sender's time to build a parity row), for the
- *   P rows the sender builds and the n p packets the receiver rebuilds:
- *   C (P + n p) more, in completion time and in time per message.
+ *   packet a row takes in (measured: the sender's time to build a parity
+ *   row over its k inputs), for the P rows the sender builds and the n p
+ *   packets the receiver rebuilds, k inputs each: C k (P + n p) more, in
+ *   completion time and in time per message.
  *
  * With W messages in flight at once a message's share of the time is
  * E[T] / W (Little's law), but never below the time its packets hold the
@@ -134,12 +135,13 @@ static u64 sdr_auto_loss_of(const struct sdr_auto_in *in)
 	return min_t(u64, in->loss, FX / 2);
 }
 
-/* EC's coding: @parity rows built, n p packets rebuilt */
-static u64 sdr_auto_code_ns(const struct sdr_auto_in *in, u64 n, u64 parity)
+/* EC's coding: @parity rows built, n p packets rebuilt, @k inputs each */
+static u64 sdr_auto_code_ns(const struct sdr_auto_in *in, u64 n, u64 parity,
+			    u32 k)
 {
 	u64 rows = (parity << FX_SHIFT) + n * sdr_auto_loss_of(in);
 
-	return div_u64(fx_scale(in->code_ps, rows), 1000);
+	return div_u64(fx_scale(in->code_ps * min_t(u64, k, n), rows), 1000);
 }
 
 /* completion time of one message under SR recovery (rounds, tail) */
@@ -198,7 +200,7 @@ u64 sdr_auto_done_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m)
 	sdr_auto_ec_shape(in, k, m, &e);
 	round = in->rtt_ns + in->sr_reorder_ns + div_u64(in->tinj_ps, 1000);
 	return sdr_auto_inj_ns(in, n + e.parity) + in->rtt_ns +
-	       sdr_auto_code_ns(in, n, e.parity) +
+	       sdr_auto_code_ns(in, n, e.parity, k) +
 	       fx_scale(fx_scale(round, FX + sdr_auto_rounds(m + 1,
 							      sdr_auto_loss_of(in))),
 			e.p_fb);
@@ -215,7 +217,7 @@ u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m)
 		sdr_auto_ec_shape(in, k, m, &e);
 		wire = sdr_auto_inj_ns(in, n + e.parity) +
 		       fx_scale(div_u64(in->tinj_ps, 1000), e.resent) +
-		       sdr_auto_code_ns(in, n, e.parity);
+		       sdr_auto_code_ns(in, n, e.parity, k);
 	} else {
 		/* each loss resent: n / (1 - p) packets */
 		wire = div64_u64(sdr_auto_inj_ns(in, n) << FX_SHIFT, FX - p);
@@ -343,8 +345,9 @@ void sdr_auto_collect(struct sdr_auto *a, const struct sdr_sr_flow *sr,
 /*
  * The model's input for a flow: AUTO's own measures, and the path's from
  * the engine state of what it runs now (ADAPTIVE's own, or the one SR
- * and EC share), else the other: the round trip (SRTT) and the gap
- * between packets sent back to back.  SR's reorder window and RTO are
+ * and EC share), else the other: the round trip (the smallest sample: the
+ * path's, without the queue the flow's own messages in flight build,
+ * which W accounts for) and the gap between packets delivered.  SR's reorder window and RTO are
  * its own; ADAPTIVE's are what its receiver would learn of such a path
  * (two packet times, at least 50 us, and its tail wait; the receiver's
  * learning stays at the receiver).  False until a round trip and a gap
@@ -362,8 +365,8 @@ bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
 		second = sr;
 	}
 	memset(in, 0, sizeof(*in));
-	in->rtt_ns = first->rtt.samples ? first->rtt.srtt_ns :
-		     second && second->rtt.samples ? second->rtt.srtt_ns : 0;
+	in->rtt_ns = first->rtt.samples ? first->rtt.min_ns :
+		     second && second->rtt.samples ? second->rtt.min_ns : 0;
 	in->tinj_ps = first->gap_ps ? first->gap_ps :
 		      second ? second->gap_ps : 0;
 	if (!in->rtt_ns || !in->tinj_ps)

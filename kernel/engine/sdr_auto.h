@@ -36,7 +36,7 @@ struct sdr_auto_in {
 	u64	sr_tail_ns;	/* SR: a lost tail waits this long (its RTO) */
 	u64	ad_reorder_ns;	/* ADAPTIVE: its reorder window */
 	u64	ad_tail_ns;	/* ADAPTIVE: its tail wait */
-	u64	code_ps;	/* EC: CPU time to build one parity packet */
+	u64	code_ps;	/* EC: CPU time per packet a parity row takes in */
 	u32	max_k;		/* local EC limits */
 	u32	max_m;
 };

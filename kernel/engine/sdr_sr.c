@@ -358,6 +358,40 @@ static void sdr_sr_spurious(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	f->rto_clean = 0;
 }
 
+/*
+ * The time one packet holds the path, as AUTO takes it: the gap between
+ * packets the receiver acknowledges while the flow is busy, its delivery
+ * rate (the rate the bottleneck passes, where the gap between packets
+ * handed out is only how fast the sender can burst into a queue).  A
+ * sample is the mean gap over at least SDR_SR_GAP_WIN packets acked after
+ * the window's first answer (an answer acks a batch at once); a silence of
+ * over two round trips (and over 1 ms and eight gaps) starts a new window,
+ * so the time an application leaves between messages is not taken for a
+ * slow path.  A moving average of the samples (weight 1/8).  Only SR and
+ * ADAPTIVE messages count: EC's deliveries wait for decoding, which AUTO
+ * counts apart.
+ */
+#define SDR_SR_GAP_IDLE_NS	1000000
+
+static void sdr_sr_meter(struct sdr_sr_flow *f, u64 now_ns)
+{
+	u64 idle = max3((u64)SDR_SR_GAP_IDLE_NS, div_u64(f->gap_ps, 1000) * 8,
+			2 * sdr_rtt_srtt(&f->rtt));
+	u64 sample;
+
+	if (!f->gap_last_ns || now_ns - f->gap_last_ns > idle) {
+		f->gap_start_ns = now_ns;
+		f->gap_n = 0;
+	} else if (now_ns > f->gap_start_ns &&
+		   ++f->gap_n >= SDR_SR_GAP_WIN) {
+		sample = div_u64((now_ns - f->gap_start_ns) * 1000, f->gap_n);
+		f->gap_ps = f->gap_ps ? (f->gap_ps * 7 + sample) / 8 : sample;
+		f->gap_start_ns = now_ns;
+		f->gap_n = 0;
+	}
+	f->gap_last_ns = now_ns;
+}
+
 /* Newly acked packet: returns true if it was not acked before. */
 static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 			   u64 now)
@@ -367,6 +401,8 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 	if (sdr_bitmap_set(m->acked, m->npkts, i))
 		return false;
 	m->nacked++;
+	if (!m->ec_k)
+		sdr_sr_meter(f, now);
 	w = m->where[i];
 	if (w == SDR_SR_W_FLIGHT) {
 		/*
@@ -502,35 +538,6 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
 	f->pace_frac_ps = rem;
 }
 
-/*
- * The gap between packets handed out, which AUTO takes for the time one
- * packet holds the path: over windows of SDR_SR_GAP_WIN packets sent
- * back to back, a pause of over a millisecond (and over eight gaps)
- * starting a new window, so an application that sends now and then is
- * not taken for a slow path.  A moving average of the windows.  Only SR
- * and ADAPTIVE packets count: EC's gaps hold the time its parity takes
- * to build, which AUTO counts apart.
- */
-#define SDR_SR_GAP_IDLE_NS	1000000
-
-static void sdr_sr_meter(struct sdr_sr_flow *f, u64 now_ns)
-{
-	u64 idle = max_t(u64, SDR_SR_GAP_IDLE_NS, div_u64(f->gap_ps, 1000) * 8);
-	u64 sample;
-
-	if (!f->gap_last_ns || now_ns - f->gap_last_ns > idle) {
-		f->gap_start_ns = now_ns;
-		f->gap_n = 0;
-	} else if (++f->gap_n == SDR_SR_GAP_WIN) {
-		sample = div_u64((now_ns - f->gap_start_ns) * 1000,
-				 SDR_SR_GAP_WIN);
-		f->gap_ps = f->gap_ps ? (f->gap_ps * 7 + sample) / 8 : sample;
-		f->gap_start_ns = now_ns;
-		f->gap_n = 0;
-	}
-	f->gap_last_ns = now_ns;
-}
-
 u64 sdr_sr_tx_gap_ps(const struct sdr_sr_flow *f)
 {
 	return f->gap_ps;
@@ -630,8 +637,6 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	f->st.tx_pkts++;
 	f->st.tx_bytes += out->len;
 	sdr_sr_pace(f, out->len, now_ns);
-	if (!m->ec_k)
-		sdr_sr_meter(f, now_ns);
 	return 1;
 }
 

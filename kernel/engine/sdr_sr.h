@@ -135,11 +135,11 @@ struct sdr_sr_flow {
 	u32	rto_clean;	/* messages since it last had to grow */
 	u64	pace_burst_ns;
 	u32	pace_frac_ps;	/* sub-ns remainder of the pacing clock */
-	/* the gap between packets handed out while sending continuously */
+	/* the gap between packets acknowledged while busy (sdr_sr_meter()) */
 	u64	gap_ps;		/* 0: no sample yet */
-	u64	gap_start_ns;	/* first packet of the window */
-	u64	gap_last_ns;	/* latest packet handed out */
-	u32	gap_n;		/* packets of the window after the first */
+	u64	gap_start_ns;	/* first answer of the window */
+	u64	gap_last_ns;	/* latest packet acknowledged */
+	u32	gap_n;		/* packets acked in the window after the first answer */
 };
 
 struct sdr_sr_list {
