@@ -5,10 +5,11 @@
  * or ADAPTIVE, whichever the engine's model (engine/sdr_auto.c) says
  * costs least on what the flow measured - the loss its receivers report
  * in COMPLETE ACKs, the path's round trip, the gap between packets
- * delivered, EC's coding time, the size and number of messages it posts.  It decides again every
- * two round trips (10 ms at least) as it posts; a message keeps the
- * policy it was posted under, so a switch loses and repeats nothing.
- * flows/<id>/auto/ and the sdr_auto tracepoint show what it chose and why.
+ * delivered, EC's coding time, the size and number of messages it posts.
+ * It decides again every two round trips (10 ms at least) as it posts; a
+ * message keeps the policy it was posted under, so a switch loses and
+ * repeats nothing.  flows/<id>/auto/ and the sdr_auto tracepoint show
+ * what it chose and why.
  */
 #include "sdr.h"
 #include "sdr_ec.h"
