@@ -19,7 +19,6 @@
 
 /* an echoed timestamp older than this is not an RTT sample (us) */
 #define SDR_SR_MAX_RTT_US	60000000U
-/* ADAPTIVE: the smallest reorder window, whatever the arrivals say */
 /* ADAPTIVE: repairs without a late original before the window halves */
 #define SDR_SR_AD_CLEAN		16
 
@@ -536,11 +535,6 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
 	cost_ps += f->pace_frac_ps;
 	f->pace_next_ns += div_u64_rem(cost_ps, 1000, &rem);
 	f->pace_frac_ps = rem;
-}
-
-u64 sdr_sr_tx_gap_ps(const struct sdr_sr_flow *f)
-{
-	return f->gap_ps;
 }
 
 /*

@@ -101,7 +101,8 @@ struct sdr_sr_stats {
  * these instead of module parameters.
  */
 #define SDR_SR_GAP_WIN		32	/* full packets per gap sample */
-#define SDR_SR_AD_MIN_REO_NS	50000ULL	/* reorder window floor */
+/* ADAPTIVE: the smallest reorder window, whatever the arrivals say */
+#define SDR_SR_AD_MIN_REO_NS	50000ULL
 #define SDR_SR_GAP_SAMPLES	8	/* gap: the median of the last samples */
 
 struct sdr_sr_learn {
@@ -268,7 +269,6 @@ u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f);
 u32 sdr_sr_ack_every(const struct sdr_sr_flow *f);
-u64 sdr_sr_tx_gap_ps(const struct sdr_sr_flow *f);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);
