@@ -235,7 +235,9 @@ static const u8 sdr_auto_geo[][2] = {
 
 /*
  * Every candidate's cost and the cheapest: a later candidate (in enum
- * order, EC geometries in table order) only if strictly cheaper.
+ * order, EC geometries in table order) only if strictly cheaper, or as
+ * cheap and done sooner (where the path is the limit SR and ADAPTIVE cost
+ * the same, and ADAPTIVE repairs a loss sooner).
  */
 void sdr_auto_eval(const struct sdr_auto_in *in, struct sdr_auto_pick *out)
 {
@@ -266,7 +268,9 @@ void sdr_auto_eval(const struct sdr_auto_in *in, struct sdr_auto_pick *out)
 		out->done_ns[i] = sdr_auto_done_ns(in, i, 0, 0);
 	}
 	for (i = 0; i < SDR_AUTO_NCAND; i++) {
-		if (out->cost_ns[i] < best) {
+		if (out->cost_ns[i] < best ||
+		    (out->cost_ns[i] == best &&
+		     out->done_ns[i] < out->done_ns[out->cand])) {
 			best = out->cost_ns[i];
 			out->cand = i;
 		}
@@ -388,10 +392,12 @@ bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
 /*
  * Decide again from @in (its loss, msg_pkts and inflight are this AUTO's
  * measures; the caller fills the path's).  The choice moves only to a
- * candidate 1/64 cheaper than what runs, so measurement noise right at
- * a boundary does not flip it back and forth (a switch itself costs
- * nothing: each message keeps the policy it was posted under); the next decision comes
- * two round trips later, and not before 10 ms.  Returns whether it moved.
+ * candidate 1/64 cheaper than what runs, so measurement noise right at a
+ * boundary does not flip it back and forth, or to one of the same cost
+ * done sooner (where the path is the limit, SR and ADAPTIVE cost the same).
+ * A switch itself costs nothing: each message keeps the policy it was
+ * posted under.  The next decision comes two round trips later, and not
+ * before 10 ms.  Returns whether it moved.
  */
 #define SDR_AUTO_MIN_PERIOD_NS	10000000ULL
 
@@ -400,8 +406,8 @@ bool sdr_auto_decide(struct sdr_auto *a, const struct sdr_auto_in *in,
 {
 	struct sdr_auto_pick p;
 	u32 cur = a->pick.cand;
-	u64 cur_cost;
-	bool moved;
+	u64 cur_cost, cur_done;
+	bool moved, worth;
 
 	sdr_auto_eval(in, &p);
 	a->decisions++;
@@ -410,18 +416,23 @@ bool sdr_auto_decide(struct sdr_auto *a, const struct sdr_auto_in *in,
 	cur_cost = cur == SDR_AUTO_EC && a->pick.ec_k ?
 		   sdr_auto_cost_ns(in, cur, a->pick.ec_k, a->pick.ec_m) :
 		   p.cost_ns[cur];
+	cur_done = cur == SDR_AUTO_EC && a->pick.ec_k ?
+		   sdr_auto_done_ns(in, cur, a->pick.ec_k, a->pick.ec_m) :
+		   p.done_ns[cur];
 	moved = p.cand != cur || (cur == SDR_AUTO_EC &&
 				  (p.ec_k != a->pick.ec_k ||
 				   p.ec_m != a->pick.ec_m));
-	if (moved && p.cost_ns[p.cand] >= cur_cost - cur_cost / 64) {
+	/* 1/64 cheaper, or the same cost and done sooner (SR to ADAPTIVE) */
+	worth = p.cost_ns[p.cand] < cur_cost - cur_cost / 64 ||
+		(p.cost_ns[p.cand] == cur_cost && p.done_ns[p.cand] < cur_done);
+	if (moved && !worth) {
 		/* not worth a switch: keep what runs, with today's costs */
 		p.cand = cur;
 		if (cur == SDR_AUTO_EC) {
 			p.ec_k = a->pick.ec_k;
 			p.ec_m = a->pick.ec_m;
 			p.cost_ns[SDR_AUTO_EC] = cur_cost;
-			p.done_ns[SDR_AUTO_EC] = sdr_auto_done_ns(in, cur, p.ec_k,
-								  p.ec_m);
+			p.done_ns[SDR_AUTO_EC] = cur_done;
 		}
 		moved = false;
 	}

@@ -264,10 +264,19 @@ static void test_auto_expected_choices(void)
 	sdr_auto_eval(&in, &pk);
 	CHECK_EQ(pk.cand, SDR_AUTO_EC);
 	CHECK(pk.ec_m >= 2 && pk.ec_m * 8 <= pk.ec_k);
-	/* ... 16 at a time: the path is the limit, parity only costs */
+	/* ... 16 at a time: the path is the limit, parity only costs; SR
+	 * and ADAPTIVE cost the same, ADAPTIVE is done sooner */
 	mk_in(&in, &di, 0.01, 20e6, 105000, 1024, 16);
 	sdr_auto_eval(&in, &pk);
-	CHECK(pk.cand != SDR_AUTO_EC);
+	CHECK_EQ(pk.cand, SDR_AUTO_ADAPTIVE);
+	CHECK_EQ(pk.cost_ns[SDR_AUTO_SR], pk.cost_ns[SDR_AUTO_ADAPTIVE]);
+	{
+		struct sdr_auto a;
+
+		sdr_auto_init(&a);
+		CHECK(sdr_auto_decide(&a, &in, 1000000000ULL));
+		CHECK_EQ(a.pick.cand, SDR_AUTO_ADAPTIVE);
+	}
 	/* a long path at 1e-3 with small messages one at a time: EC */
 	mk_in(&in, &di, 1e-3, 25e6, 82, 64, 1);
 	sdr_auto_eval(&in, &pk);
