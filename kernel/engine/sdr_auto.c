@@ -351,11 +351,11 @@ void sdr_auto_collect(struct sdr_auto *a, const struct sdr_sr_flow *sr,
  * the engine state of what it runs now (ADAPTIVE's own, or the one SR
  * and EC share), else the other: the round trip (the smallest sample: the
  * path's, without the queue the flow's own messages in flight build,
- * which W accounts for) and the gap between packets delivered.  SR's reorder window and RTO are
- * its own; ADAPTIVE's are what its receiver would learn of such a path
- * (two packet times, at least 50 us, and its tail wait; the receiver's
- * learning stays at the receiver).  False until a round trip and a gap
- * were measured: nothing to decide from yet.
+ * which W accounts for) and the gap between packets delivered.  SR's
+ * reorder window and RTO are its own; ADAPTIVE's are what its receiver
+ * would learn of such a path (two packet times, at least 50 us, and its
+ * tail wait; the receiver's learning stays at the receiver).  False until
+ * a round trip and a gap were measured: nothing to decide from yet.
  */
 bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
 		   const struct sdr_sr_flow *ad, u32 max_k, u32 max_m,
