@@ -887,7 +887,7 @@ static void pick_attrs(struct thr *t, struct sdr_flow_create *c, uint32_t port_m
 		nm = 1;
 	flow_create_arg(c, pick_policy(t), mms, nm);
 	if (sane) {
-		if (c->policy > SDR_POLICY_EC && c->policy != SDR_POLICY_DEFAULT)
+		if (c->policy >= SDR_POLICY_NR && c->policy != SDR_POLICY_DEFAULT)
 			c->policy = SDR_POLICY_SR;
 		return;
 	}
@@ -1832,7 +1832,7 @@ static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 		bad = "endpoint magic/abi";
 	else if (!c->payload || c->payload >= c->mtu || c->chunk_size % c->payload)
 		bad = "payload/chunk_size";
-	else if (c->policy > SDR_POLICY_EC)
+	else if (c->policy >= SDR_POLICY_NR)
 		bad = "policy";
 	else if (!c->ec_k || c->ec_k > 64 || !c->ec_m || c->ec_m > 32)
 		bad = "ec_k/ec_m";
@@ -1897,7 +1897,7 @@ static void op_pair(struct thr *t)
 	pick_attrs(t, &a, sa.b.mtu, 1);
 	b = a;
 	b.policy = pick_policy(t);
-	if (b.policy > SDR_POLICY_EC && b.policy != SDR_POLICY_DEFAULT)
+	if (b.policy >= SDR_POLICY_NR && b.policy != SDR_POLICY_DEFAULT)
 		b.policy = SDR_POLICY_EC;
 	r = fz_ioctl(t, ia, NR_CREATE, &a, 0, 0, "policy=%u msg=%u n=%u (pair)",
 		     a.policy, a.max_msg_size, a.max_msgs);
@@ -2082,7 +2082,7 @@ static void op_info(struct thr *t)
 	fi.ec_m = (uint32_t)rnd(t);
 	fi.spurious_retx = rnd(t);
 	r = fz_ioctl(t, s, NR_INFO, &fi, 10, must_fail, "flow=%#x", fi.flow_id);
-	if (r.clean && (fi.state > SDR_FLOW_FAILED || fi.policy > SDR_POLICY_EC ||
+	if (r.clean && (fi.state > SDR_FLOW_FAILED || fi.policy >= SDR_POLICY_NR ||
 			fi.peer_flow_id > 0xffffff || !fi.ec_k || fi.ec_k > 64 ||
 			!fi.ec_m || fi.ec_m > 32))
 		fz_fail(t, "FLOW_INFO of %#x: state %u policy %u peer %#x ec %u/%u out of range",
@@ -2713,7 +2713,7 @@ static const struct param {
 	{ "ec_k",		{ 4, 16, 32, 65 } },
 	{ "ec_m",		{ 1, 2, 8, 0 } },
 	{ "chunk_pkts",		{ 1, 16, 1024, 0 } },
-	{ "default_policy",	{ 0, 1, 2, 7 } },
+	{ "default_policy",	{ 1, 3, 4, 7 } },
 	{ "max_inflight",	{ 4, 64, 256, 0 } },
 	{ "none_idle_ms",	{ 5, 100, 500, 0 } },
 	{ "none_reorder_pkts",	{ 0, 8, 1024, 2000000 } },
