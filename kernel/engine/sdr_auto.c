@@ -183,46 +183,40 @@ static void sdr_auto_ec_shape(const struct sdr_auto_in *in, u32 k, u32 m,
 	e->resent = full * (groups - 1) * (m + 1) + last * (ml + 1);
 }
 
-/* One message's expected completion time under candidate @cand. */
-u64 sdr_auto_done_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m)
+/*
+ * Candidate @cand's cost (EC: geometry @k, @m): its share of the time with
+ * in->inflight messages at once; one message's completion time in @done.
+ */
+u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m,
+		     u64 *done)
 {
-	u64 round, n = max_t(u32, in->msg_pkts, 1);
+	u64 p = sdr_auto_loss_of(in), n = max_t(u32, in->msg_pkts, 1);
+	u64 tinj = div_u64(in->tinj_ps, 1000), round, code, wire;
 	struct sdr_auto_ec e;
 
 	switch (cand) {
 	case SDR_AUTO_SR:
-		return sdr_auto_sr_done(in, in->sr_reorder_ns, in->sr_tail_ns,
-					in->sr_tail_ns);
+		*done = sdr_auto_sr_done(in, in->sr_reorder_ns, in->sr_tail_ns,
+					 in->sr_tail_ns);
+		break;
 	case SDR_AUTO_ADAPTIVE:
-		return sdr_auto_sr_done(in, in->ad_reorder_ns, 0,
-					in->ad_tail_ns);
-	}
-	sdr_auto_ec_shape(in, k, m, &e);
-	round = in->rtt_ns + in->sr_reorder_ns + div_u64(in->tinj_ps, 1000);
-	return sdr_auto_inj_ns(in, n + e.parity) + in->rtt_ns +
-	       sdr_auto_code_ns(in, n, e.parity, k) +
-	       fx_scale(fx_scale(round, FX + sdr_auto_rounds(m + 1,
-							      sdr_auto_loss_of(in))),
-			e.p_fb);
-}
-
-/* Its cost: its share of the time with in->inflight messages at once. */
-u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m)
-{
-	u64 p = sdr_auto_loss_of(in), n = max_t(u32, in->msg_pkts, 1), wire;
-	u64 done = sdr_auto_done_ns(in, cand, k, m);
-	struct sdr_auto_ec e;
-
-	if (cand == SDR_AUTO_EC) {
+		*done = sdr_auto_sr_done(in, in->ad_reorder_ns, 0,
+					 in->ad_tail_ns);
+		break;
+	default:
 		sdr_auto_ec_shape(in, k, m, &e);
+		round = in->rtt_ns + in->sr_reorder_ns + tinj;
+		code = sdr_auto_code_ns(in, n, e.parity, k);
+		*done = sdr_auto_inj_ns(in, n + e.parity) + in->rtt_ns + code +
+			fx_scale(fx_scale(round, FX + sdr_auto_rounds(m + 1, p)),
+				 e.p_fb);
 		wire = sdr_auto_inj_ns(in, n + e.parity) +
-		       fx_scale(div_u64(in->tinj_ps, 1000), e.resent) +
-		       sdr_auto_code_ns(in, n, e.parity, k);
-	} else {
-		/* each loss resent: n / (1 - p) packets */
-		wire = div64_u64(sdr_auto_inj_ns(in, n) << FX_SHIFT, FX - p);
+		       fx_scale(tinj, e.resent) + code;
+		return max(div_u64(*done, max_t(u32, in->inflight, 1)), wire);
 	}
-	return max(div_u64(done, max_t(u32, in->inflight, 1)), wire);
+	/* each loss resent: n / (1 - p) packets */
+	wire = div64_u64(sdr_auto_inj_ns(in, n) << FX_SHIFT, FX - p);
+	return max(div_u64(*done, max_t(u32, in->inflight, 1)), wire);
 }
 
 /* EC geometries AUTO considers: the paper's (32,8) and its neighbours */
@@ -235,13 +229,14 @@ static const u8 sdr_auto_geo[][2] = {
 
 /*
  * Every candidate's cost and the cheapest: a later candidate (in enum
- * order, EC geometries in table order) only if strictly cheaper, or as
- * cheap and done sooner (where the path is the limit SR and ADAPTIVE cost
- * the same, and ADAPTIVE repairs a loss sooner).
+ * order, EC geometries in table order) only if strictly cheaper.  Where
+ * the path is the limit SR and ADAPTIVE cost the same, and SR runs: it
+ * moves the same bytes with less work per packet (ADAPTIVE's receiver
+ * learns the arrivals, its sender paces by them).
  */
 void sdr_auto_eval(const struct sdr_auto_in *in, struct sdr_auto_pick *out)
 {
-	u64 best = U64_MAX, c;
+	u64 best = U64_MAX, c, done;
 	u32 i;
 
 	memset(out, 0, sizeof(*out));
@@ -252,25 +247,19 @@ void sdr_auto_eval(const struct sdr_auto_in *in, struct sdr_auto_pick *out)
 
 		if (k > in->max_k || m > in->max_m)
 			continue;
-		c = sdr_auto_cost_ns(in, SDR_AUTO_EC, k, m);
+		c = sdr_auto_cost_ns(in, SDR_AUTO_EC, k, m, &done);
 		if (c < out->cost_ns[SDR_AUTO_EC]) {
 			out->cost_ns[SDR_AUTO_EC] = c;
+			out->done_ns[SDR_AUTO_EC] = done;
 			out->ec_k = k;
 			out->ec_m = m;
 		}
 	}
-	if (out->ec_k)
-		out->done_ns[SDR_AUTO_EC] = sdr_auto_done_ns(in, SDR_AUTO_EC,
-							     out->ec_k,
-							     out->ec_m);
-	for (i = SDR_AUTO_SR; i < SDR_AUTO_EC; i++) {
-		out->cost_ns[i] = sdr_auto_cost_ns(in, i, 0, 0);
-		out->done_ns[i] = sdr_auto_done_ns(in, i, 0, 0);
-	}
+	for (i = SDR_AUTO_SR; i < SDR_AUTO_EC; i++)
+		out->cost_ns[i] = sdr_auto_cost_ns(in, i, 0, 0,
+						   &out->done_ns[i]);
 	for (i = 0; i < SDR_AUTO_NCAND; i++) {
-		if (out->cost_ns[i] < best ||
-		    (out->cost_ns[i] == best &&
-		     out->done_ns[i] < out->done_ns[out->cand])) {
+		if (out->cost_ns[i] < best) {
 			best = out->cost_ns[i];
 			out->cand = i;
 		}
@@ -393,8 +382,9 @@ bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
  * Decide again from @in (its loss, msg_pkts and inflight are this AUTO's
  * measures; the caller fills the path's).  The choice moves only to a
  * candidate 1/64 cheaper than what runs, so measurement noise right at a
- * boundary does not flip it back and forth, or to one of the same cost
- * done sooner (where the path is the limit, SR and ADAPTIVE cost the same).
+ * boundary does not flip it back and forth, or to one exactly as cheap
+ * that comes first in the order of a tie (where the path is the limit,
+ * from ADAPTIVE back to SR).
  * A switch itself costs nothing: each message keeps the policy it was
  * posted under.  The next decision comes two round trips later, and not
  * before 10 ms.  Returns whether it moved.
@@ -407,25 +397,25 @@ bool sdr_auto_decide(struct sdr_auto *a, const struct sdr_auto_in *in,
 	struct sdr_auto_pick p;
 	u32 cur = a->pick.cand;
 	u64 cur_cost, cur_done;
-	bool moved, worth;
+	bool moved;
 
 	sdr_auto_eval(in, &p);
 	a->decisions++;
 	a->next_ns = now_ns + max_t(u64, 2 * in->rtt_ns, SDR_AUTO_MIN_PERIOD_NS);
 	/* what runs now, at today's measures (EC: the geometry it runs) */
-	cur_cost = cur == SDR_AUTO_EC && a->pick.ec_k ?
-		   sdr_auto_cost_ns(in, cur, a->pick.ec_k, a->pick.ec_m) :
-		   p.cost_ns[cur];
-	cur_done = cur == SDR_AUTO_EC && a->pick.ec_k ?
-		   sdr_auto_done_ns(in, cur, a->pick.ec_k, a->pick.ec_m) :
-		   p.done_ns[cur];
+	if (cur == SDR_AUTO_EC && a->pick.ec_k) {
+		cur_cost = sdr_auto_cost_ns(in, cur, a->pick.ec_k,
+					    a->pick.ec_m, &cur_done);
+	} else {
+		cur_cost = p.cost_ns[cur];
+		cur_done = p.done_ns[cur];
+	}
 	moved = p.cand != cur || (cur == SDR_AUTO_EC &&
 				  (p.ec_k != a->pick.ec_k ||
 				   p.ec_m != a->pick.ec_m));
-	/* 1/64 cheaper, or the same cost and done sooner (SR to ADAPTIVE) */
-	worth = p.cost_ns[p.cand] < cur_cost - cur_cost / 64 ||
-		(p.cost_ns[p.cand] == cur_cost && p.done_ns[p.cand] < cur_done);
-	if (moved && !worth) {
+	/* 1/64 cheaper, or as cheap and first in the order (ADAPTIVE to SR) */
+	if (moved && p.cost_ns[p.cand] >= cur_cost - cur_cost / 64 &&
+	    !(p.cost_ns[p.cand] == cur_cost && p.cand < cur)) {
 		/* not worth a switch: keep what runs, with today's costs */
 		p.cand = cur;
 		if (cur == SDR_AUTO_EC) {

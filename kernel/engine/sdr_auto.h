@@ -17,7 +17,7 @@
 #define SDR_AUTO_SHIFT		30
 #define SDR_AUTO_ONE		(1ULL << SDR_AUTO_SHIFT)
 
-/* the model's candidates, in the order a tie goes */
+/* the model's candidates, in the order a tie goes (SR first) */
 enum sdr_auto_cand {
 	SDR_AUTO_SR,
 	SDR_AUTO_ADAPTIVE,
@@ -52,8 +52,8 @@ struct sdr_auto_pick {
 
 u64 sdr_auto_rounds(u32 n, u64 p);
 u64 sdr_auto_p_fail(u32 n, u32 m, u64 p);
-u64 sdr_auto_done_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m);
-u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m);
+u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m,
+		     u64 *done);
 void sdr_auto_eval(const struct sdr_auto_in *in, struct sdr_auto_pick *out);
 
 /*

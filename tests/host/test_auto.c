@@ -265,17 +265,28 @@ static void test_auto_expected_choices(void)
 	CHECK_EQ(pk.cand, SDR_AUTO_EC);
 	CHECK(pk.ec_m >= 2 && pk.ec_m * 8 <= pk.ec_k);
 	/* ... 16 at a time: the path is the limit, parity only costs; SR
-	 * and ADAPTIVE cost the same, ADAPTIVE is done sooner */
+	 * and ADAPTIVE cost the same (ADAPTIVE is done sooner) and SR, the
+	 * one with less work per packet, stays */
 	mk_in(&in, &di, 0.01, 20e6, 105000, 1024, 16);
 	sdr_auto_eval(&in, &pk);
-	CHECK_EQ(pk.cand, SDR_AUTO_ADAPTIVE);
+	CHECK_EQ(pk.cand, SDR_AUTO_SR);
 	CHECK_EQ(pk.cost_ns[SDR_AUTO_SR], pk.cost_ns[SDR_AUTO_ADAPTIVE]);
+	CHECK(pk.done_ns[SDR_AUTO_ADAPTIVE] < pk.done_ns[SDR_AUTO_SR]);
 	{
 		struct sdr_auto a;
 
 		sdr_auto_init(&a);
-		CHECK(sdr_auto_decide(&a, &in, 1000000000ULL));
+		CHECK(!sdr_auto_decide(&a, &in, 1000000000ULL));
+		CHECK_EQ(a.pick.cand, SDR_AUTO_SR);
+		/* one at a time, heavy loss, slow coding: ADAPTIVE */
+		mk_in(&in, &di, 0.05, 25e6, 1311, 65536, 1);
+		set_code(&in, &di, 30e3);
+		CHECK(sdr_auto_decide(&a, &in, 2000000000ULL));
 		CHECK_EQ(a.pick.cand, SDR_AUTO_ADAPTIVE);
+		/* 16 at a time again: as cheap, and SR comes first */
+		mk_in(&in, &di, 0.01, 20e6, 105000, 1024, 16);
+		CHECK(sdr_auto_decide(&a, &in, 3000000000ULL));
+		CHECK_EQ(a.pick.cand, SDR_AUTO_SR);
 	}
 	/* a long path at 1e-3 with small messages one at a time: EC */
 	mk_in(&in, &di, 1e-3, 25e6, 82, 64, 1);
