@@ -29,7 +29,7 @@ u32 sdr_flow_auto_pick(struct sdr_flow *flow, u32 npkts, u64 now, u32 *k,
 
 	lockdep_assert_held(&flow->lock);
 	sdr_auto_posted(a, npkts, flow->tx_inflight_msgs);
-	sdr_auto_collect(a, &flow->sr, flow->ad);
+	sdr_auto_collect(a, &flow->sr, flow->ad, now);
 	if (sdr_auto_due(a, now) &&
 	    sdr_auto_fill(a, &flow->sr, flow->ad, SDR_EC_MAX_K, SDR_EC_MAX_M,
 			  &in)) {

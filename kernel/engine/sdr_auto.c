@@ -284,12 +284,22 @@ void sdr_auto_posted(struct sdr_auto *a, u32 msg_pkts, u32 inflight)
 }
 
 /*
- * Receivers reported @lost of @pkts data packets lost (COMPLETE ACKs).
- * Past SDR_AUTO_WINDOW packets the older reports weigh half, so the
- * estimate follows a path that changes.
+ * Receivers reported @lost of @pkts data packets lost (COMPLETE ACKs) by
+ * @now_ns.  The older reports weigh half past SDR_AUTO_WINDOW packets and
+ * again every SDR_AUTO_HALF_NS, so the estimate follows a path that
+ * changes, on a fast path within a few thousand packets, on a slow one
+ * within seconds.
  */
-void sdr_auto_report(struct sdr_auto *a, u64 lost, u64 pkts)
+void sdr_auto_report(struct sdr_auto *a, u64 lost, u64 pkts, u64 now_ns)
 {
+	u64 halves;
+
+	if (now_ns > a->aged_ns + SDR_AUTO_HALF_NS) {
+		halves = div64_u64(now_ns - a->aged_ns, SDR_AUTO_HALF_NS);
+		a->lost >>= min_t(u64, halves, 63);
+		a->pkts >>= min_t(u64, halves, 63);
+		a->aged_ns = now_ns;
+	}
 	a->lost += min(lost, pkts);
 	a->pkts += pkts;
 	while (a->pkts >= SDR_AUTO_WINDOW) {
@@ -321,16 +331,17 @@ bool sdr_auto_due(const struct sdr_auto *a, u64 now_ns)
 /*
  * Take in what the receivers reported since the last look: the COMPLETE
  * ACKs' lost counts the engine states @sr (SR and EC messages) and @ad
- * (ADAPTIVE's, NULL if the flow has none) summed up.
+ * (ADAPTIVE's, NULL if the flow has none) summed up, at @now_ns.
  */
 void sdr_auto_collect(struct sdr_auto *a, const struct sdr_sr_flow *sr,
-		      const struct sdr_sr_flow *ad)
+		      const struct sdr_sr_flow *ad, u64 now_ns)
 {
 	u64 lost = sr->st.peer_lost + (ad ? ad->st.peer_lost : 0);
 	u64 pkts = sr->st.peer_pkts + (ad ? ad->st.peer_pkts : 0);
 
 	if (pkts > a->seen_pkts && lost >= a->seen_lost)
-		sdr_auto_report(a, lost - a->seen_lost, pkts - a->seen_pkts);
+		sdr_auto_report(a, lost - a->seen_lost, pkts - a->seen_pkts,
+				now_ns);
 	a->seen_lost = lost;
 	a->seen_pkts = pkts;
 }

@@ -62,10 +62,12 @@ void sdr_auto_eval(const struct sdr_auto_in *in, struct sdr_auto_pick *out);
  * it chose.
  */
 #define SDR_AUTO_WINDOW		16384	/* packets: older reports weigh half */
+#define SDR_AUTO_HALF_NS	2000000000ULL	/* ... and after this long */
 
 struct sdr_auto {
 	u64	lost;		/* reported lost, decayed */
 	u64	pkts;		/* ... of this many data packets */
+	u64	aged_ns;	/* when they last weighed half for their age */
 	u64	msg_pkts16;	/* packets per message, moving average, x16 */
 	u64	inflight16;	/* messages in flight at a post, x16 */
 	u64	next_ns;	/* decide again from then */
@@ -78,7 +80,7 @@ struct sdr_auto {
 
 void sdr_auto_init(struct sdr_auto *a);
 void sdr_auto_posted(struct sdr_auto *a, u32 msg_pkts, u32 inflight);
-void sdr_auto_report(struct sdr_auto *a, u64 lost, u64 pkts);
+void sdr_auto_report(struct sdr_auto *a, u64 lost, u64 pkts, u64 now_ns);
 u64 sdr_auto_loss(const struct sdr_auto *a);
 u32 sdr_auto_msg_pkts(const struct sdr_auto *a);
 u32 sdr_auto_inflight(const struct sdr_auto *a);
@@ -86,7 +88,7 @@ bool sdr_auto_due(const struct sdr_auto *a, u64 now_ns);
 
 struct sdr_sr_flow;
 void sdr_auto_collect(struct sdr_auto *a, const struct sdr_sr_flow *sr,
-		      const struct sdr_sr_flow *ad);
+		      const struct sdr_sr_flow *ad, u64 now_ns);
 bool sdr_auto_fill(const struct sdr_auto *a, const struct sdr_sr_flow *sr,
 		   const struct sdr_sr_flow *ad, u32 max_k, u32 max_m,
 		   struct sdr_auto_in *in);

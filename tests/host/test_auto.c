@@ -323,16 +323,29 @@ static void test_auto_estimator_and_switching(void)
 	CHECK_EQ(sdr_auto_inflight(&a), 1);
 	/* 2% lost: the estimate says so */
 	for (i = 0; i < 20; i++)
-		sdr_auto_report(&a, 20, 1000);
+		sdr_auto_report(&a, 20, 1000, 0);
 	CHECK(llabs((long long)sdr_auto_loss(&a) - (long long)(0.02 * ONE)) <
 	      (long long)(0.001 * ONE));
 	/* a lying receiver cannot claim more than every packet */
-	sdr_auto_report(&a, 5000, 1000);
+	sdr_auto_report(&a, 5000, 1000, 0);
 	CHECK(sdr_auto_loss(&a) <= SDR_AUTO_ONE);
 	/* the path heals: 64k clean packets bring it under 0.2% */
 	for (i = 0; i < 64; i++)
-		sdr_auto_report(&a, 0, 1024);
+		sdr_auto_report(&a, 0, 1024, 0);
 	CHECK(sdr_auto_loss(&a) < (u64)(0.002 * ONE));
+	/*
+	 * A slow path: 3000 clean packets, then 10 s of 2% at 80 packets a
+	 * second: the old ones have aged out, the estimate is the new loss
+	 */
+	sdr_auto_init(&a);
+	sdr_auto_report(&a, 0, 3000, 0);
+	for (i = 1; i <= 10; i++)
+		sdr_auto_report(&a, 2 * 8, 800, i * 1000000000ULL);
+	CHECK(llabs((long long)sdr_auto_loss(&a) - (long long)(0.02 * ONE)) <
+	      (long long)(0.004 * ONE));
+	/* a report after a long silence stands on its own */
+	sdr_auto_report(&a, 0, 400, 1000 * 1000000000ULL);
+	CHECK_EQ(sdr_auto_loss(&a), 0);
 
 	/* 1% one at a time: it moves to EC, once */
 	sdr_auto_init(&a);
