@@ -27,7 +27,7 @@ tmp=$(mktemp -d)
 port=18700
 rate=${SDR_ROGUE_RATE:-300}	# packets per second, per rogue
 seed=${SDR_ROGUE_SEED:-1}
-npkts=${SDR_ROGUE_PACKETS:-1500}	# per rogue before the transfer may end
+npkts=${SDR_ROGUE_PACKETS:-800}	# per rogue before the transfer may end
 T=/sys/kernel/tracing
 
 pair_connected() {
