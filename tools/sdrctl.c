@@ -676,6 +676,25 @@ static void print_peer(const char *v)
 }
 
 /*
+ * The values in directory @path, in @order (NULL first: as listed), as
+ * object @name in JSON, a line "    name: ..." in text.
+ */
+static void show_group(const char *name, const char *path,
+		       const char *const *order)
+{
+	if (opt_json) {
+		j_key(name);
+		j_open('{');
+		show_values(path, order, NULL, NULL);
+		j_close('}');
+		return;
+	}
+	printf("    %s: ", name);
+	show_values(path, order, NULL, "    ");
+	putchar('\n');
+}
+
+/*
  * What each policy the flow readied shows of it (flows/<id>/<policy>/),
  * in the order of its "policies" file: "policy_stats" in JSON, one line
  * per policy in text.
@@ -694,18 +713,8 @@ static void show_policy_stats(const char *dir)
 	}
 	for (p = strtok_r(pols, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
 		snprintf(path, sizeof(path), "%s/%s", dir, p);
-		if (!is_dir(path))
-			continue;
-		if (opt_json) {
-			j_key(p);
-			j_open('{');
-			show_values(path, as_listed, NULL, NULL);
-			j_close('}');
-			continue;
-		}
-		printf("    %s: ", p);
-		show_values(path, as_listed, NULL, "    ");
-		putchar('\n');
+		if (is_dir(path))
+			show_group(p, path, as_listed);
 	}
 	if (opt_json)
 		j_close('}');
@@ -728,18 +737,8 @@ static void show_auto(const char *dir)
 	if (read_attr(path, pol, sizeof(pol)) < 0 || strcmp(pol, "auto"))
 		return;
 	snprintf(path, sizeof(path), "%s/auto", dir);
-	if (!is_dir(path))
-		return;
-	if (opt_json) {
-		j_key("auto");
-		j_open('{');
-		show_values(path, order, NULL, NULL);
-		j_close('}');
-		return;
-	}
-	fputs("    auto: ", stdout);
-	show_values(path, order, NULL, "    ");
-	putchar('\n');
+	if (is_dir(path))
+		show_group("auto", path, order);
 }
 
 /* One flow: 0, or -ENOENT when it went away meanwhile. */
