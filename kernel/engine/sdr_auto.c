@@ -194,16 +194,7 @@ u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m,
 	u64 tinj = div_u64(in->tinj_ps, 1000), round, code, wire;
 	struct sdr_auto_ec e;
 
-	switch (cand) {
-	case SDR_AUTO_SR:
-		*done = sdr_auto_sr_done(in, in->sr_reorder_ns, in->sr_tail_ns,
-					 in->sr_tail_ns);
-		break;
-	case SDR_AUTO_ADAPTIVE:
-		*done = sdr_auto_sr_done(in, in->ad_reorder_ns, 0,
-					 in->ad_tail_ns);
-		break;
-	default:
+	if (cand == SDR_AUTO_EC) {
 		sdr_auto_ec_shape(in, k, m, &e);
 		round = in->rtt_ns + in->sr_reorder_ns + tinj;
 		code = sdr_auto_code_ns(in, n, e.parity, k);
@@ -212,10 +203,15 @@ u64 sdr_auto_cost_ns(const struct sdr_auto_in *in, u32 cand, u32 k, u32 m,
 				 e.p_fb);
 		wire = sdr_auto_inj_ns(in, n + e.parity) +
 		       fx_scale(tinj, e.resent) + code;
-		return max(div_u64(*done, max_t(u32, in->inflight, 1)), wire);
+	} else {
+		*done = cand == SDR_AUTO_SR ?
+			sdr_auto_sr_done(in, in->sr_reorder_ns, in->sr_tail_ns,
+					 in->sr_tail_ns) :
+			sdr_auto_sr_done(in, in->ad_reorder_ns, 0,
+					 in->ad_tail_ns);
+		/* each loss resent: n / (1 - p) packets */
+		wire = div64_u64(sdr_auto_inj_ns(in, n) << FX_SHIFT, FX - p);
 	}
-	/* each loss resent: n / (1 - p) packets */
-	wire = div64_u64(sdr_auto_inj_ns(in, n) << FX_SHIFT, FX - p);
 	return max(div_u64(*done, max_t(u32, in->inflight, 1)), wire);
 }
 
