@@ -973,7 +973,11 @@ static u32 sdr_sr_nack_horizon(const struct sdr_sr_rx *r)
 static int sdr_sr_rx_complete(struct sdr_sr_flow *f, struct sdr_sr_rx *r)
 {
 	r->complete = true;
-	r->complete_ack = true;
+	/*
+	 * ADAPTIVE says it twice: a lost COMPLETE ACK would leave the
+	 * sender waiting for its RTO with everything delivered.
+	 */
+	r->complete_ack = sdr_sr_adaptive(f) ? 2 : 1;
 	r->ack_now = false;
 	r->ack_due_ns = U64_MAX;
 	r->ec_tail_at_ns = U64_MAX;
@@ -1090,7 +1094,7 @@ static void sdr_sr_rx_ec_start(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
 static void sdr_sr_rx_ackreq(struct sdr_sr_rx *r, u32 idx)
 {
 	if (r->complete) {
-		r->complete_ack = true;
+		r->complete_ack = max_t(u8, r->complete_ack, 1);
 	} else {
 		r->ack_now = true;
 		r->ack_trigger = idx;
@@ -1314,7 +1318,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		if (pkt->flags & SDR_PKT_F_ACKREQ ||
 		    now_ns - r->last_ack_ns >= f->cfg.ack_delay_ns) {
 			if (r->complete) {
-				r->complete_ack = true;
+				r->complete_ack = max_t(u8, r->complete_ack, 1);
 			} else {
 				r->ack_now = true;
 				r->ack_trigger = idx;
@@ -1458,7 +1462,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	if (r->complete) {
 		if (!r->complete_ack)
 			return 0;
-		r->complete_ack = false;
+		r->complete_ack--;
 		r->last_ack_ns = now_ns;
 		ack->cum = r->npkts;
 		ack->base = r->npkts;

@@ -240,7 +240,7 @@ struct sdr_sr_rx {
 	u32	lost;		/* data packets that came resent or rebuilt */
 	bool	ack_now;
 	bool	complete;
-	bool	complete_ack;	/* the COMPLETE ACK is due */
+	u8	complete_ack;	/* COMPLETE ACKs due (ADAPTIVE sends two) */
 	u8	nack_round;	/* sweep in progress: SDR_SR_NACK_* or 0 */
 	u8	nack_shift;	/* full-round backoff since the last new packet */
 	u64	ack_due_ns;	/* delayed ACK, U64_MAX: none */

@@ -9,7 +9,8 @@
  *   recovered well under one RTO (50 ms here, 5 round trips, as a path
  *   with jitter has it), where SR waits for its RTO;
  * - reordering the flow has seen before costs no NACK and no resend,
- *   where the first time it did (and SR does every time).
+ *   where the first time it did (and SR does every time);
+ * - a lost COMPLETE ACK costs nothing: the receiver sent two.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,9 @@ struct mini {
 	/* the test's link: drop this transmission, or delay it more */
 	bool (*drop)(u32 msg, u32 idx, u32 ntx);
 	u64 (*late)(u32 msg, u32 idx, u32 ntx);
+	/* drop the @nth (from 1) COMPLETE ACK of message @msg */
+	bool (*drop_complete)(u32 msg, u32 nth);
+	u32 completes;			/* COMPLETE ACKs of this message */
 };
 
 static void mini_init(struct mini *m, bool adaptive, u64 rto_min)
@@ -101,6 +105,7 @@ static u64 mini_msg(struct mini *m, u32 seq)
 	int guard = 0;
 
 	memset(m->ntx, 0, sizeof(m->ntx));
+	m->completes = 0;
 	sdr_sr_tx_init(&m->fs, &tx, seq, NPKTS * PAY, txmem, m->now);
 	sdr_sr_rx_init(&m->fr, &rx, NPKTS * PAY, rxmem);
 	while (!done && guard++ < 100000) {
@@ -132,7 +137,12 @@ static u64 mini_msg(struct mini *m, u32 seq)
 				done = m->now - start;
 		}
 		while (sdr_sr_rx_next_ctrl(&m->fr, &rx, m->now, &h, &a) == 1) {
-			struct mev *e = mini_push(m, m->now + OWD_NS);
+			struct mev *e;
+
+			if (h.aux & SDR_ACK_F_COMPLETE && m->drop_complete &&
+			    m->drop_complete(seq, ++m->completes))
+				continue;
+			e = mini_push(m, m->now + OWD_NS);
 
 			h.msg_seq = seq;
 			h.policy = mini_policy(m);
@@ -310,9 +320,57 @@ static void test_adaptive_complete_reports_lost(void)
 	free(m);
 }
 
+/* message 2 loses the first COMPLETE ACK its receiver sends */
+static bool drop_first_complete(u32 msg, u32 nth)
+{
+	return msg == 2 && nth == 1;
+}
+
+/*
+ * ADAPTIVE's receiver sends a message's COMPLETE ACK twice: with the
+ * first lost, the sender is done as soon as with none lost.  SR's
+ * receiver sends one: its sender learns it only after an RTO, from the
+ * answer to a resend.  Either way the sender counts the message's
+ * losses once.
+ */
+static void test_adaptive_complete_said_twice(void)
+{
+	struct mini *m = malloc(sizeof(*m));
+	u64 clean, t, rto, acks;
+	int adaptive;
+
+	for (adaptive = 0; adaptive < 2; adaptive++) {
+		mini_init(m, adaptive, 50 * MS);
+		m->drop_complete = drop_first_complete;
+		clean = mini_msg(m, 0);
+		CHECK(clean > 0);
+		CHECK_EQ(m->completes, adaptive ? 2 : 1);
+		CHECK(mini_msg(m, 1) > 0);
+		rto = sdr_rtt_rto(&m->fs.rtt);
+		acks = m->fs.st.acks_rx;
+		t = mini_msg(m, 2);
+		tap_diag("%s: clean %.1f ms, first COMPLETE lost %.1f ms, RTO %.1f ms",
+			 adaptive ? "adaptive" : "sr", clean / 1e6, t / 1e6,
+			 rto / 1e6);
+		CHECK(t > 0);
+		if (adaptive) {
+			CHECK(t <= clean + PKT_NS);
+			CHECK_EQ(m->fs.st.timeouts, 0);
+		} else {
+			CHECK(t >= clean + rto * 3 / 4);
+			CHECK(m->fs.st.timeouts > 0);
+		}
+		CHECK(m->fs.st.acks_rx > acks);
+		CHECK_EQ(m->fs.st.peer_pkts, 3 * NPKTS);
+		CHECK_EQ(m->fs.st.tx_done, 3);
+	}
+	free(m);
+}
+
 void test_adaptive(void)
 {
 	TAP_RUN(test_adaptive_tail_loss_before_rto);
 	TAP_RUN(test_adaptive_learned_reordering_costs_nothing);
 	TAP_RUN(test_adaptive_complete_reports_lost);
+	TAP_RUN(test_adaptive_complete_said_twice);
 }
