@@ -1317,12 +1317,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		/* the sender resends: it may have missed our ACKs */
 		if (pkt->flags & SDR_PKT_F_ACKREQ ||
 		    now_ns - r->last_ack_ns >= f->cfg.ack_delay_ns) {
-			if (r->complete) {
-				r->complete_ack = max_t(u8, r->complete_ack, 1);
-			} else {
-				r->ack_now = true;
-				r->ack_trigger = idx;
-			}
+			sdr_sr_rx_ackreq(r, idx);
 			return SDR_SR_RX_DUP | SDR_SR_RX_CTRL;
 		}
 		return SDR_SR_RX_DUP;
