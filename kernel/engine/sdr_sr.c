@@ -450,14 +450,33 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	/*
 	 * A peer silent for a whole RTO makes the next timeouts back off,
-	 * and the message probes: one packet at a time, ACKREQ, until an
-	 * answer acknowledges something (cheap enough to probe often).
+	 * and the message probes until an answer acknowledges something: in
+	 * rounds of SDR_SR_PROBE_TRAIN transmissions, each with ACKREQ, a
+	 * round once the last one's packets were answered or timed out.  A
+	 * train and not one packet: loss that comes in bursts counted in
+	 * packets (a Gilbert-Elliott link, netem's gemodel) ends only as
+	 * packets pass, in each direction, and a round of one packet and at
+	 * most one answer moved both ends of such a burst too slowly to fit a
+	 * burst into dead_ns once the RTO was long.
 	 */
 	if (expired && now - m->last_heard_ns >= sdr_rtt_rto(&f->rtt)) {
 		if (m->silent_rtos < SDR_SR_MAX_BACKOFF)
 			m->silent_rtos++;
-		m->probe = !sdr_sr_adaptive(f);
+		m->probe = sdr_sr_adaptive(f) ? 0 : SDR_SR_PROBE_TRAIN;
+		m->probe_left = 0;
 	}
+}
+
+/* Probing, and this round is spent: its packets are owed an answer. */
+static bool sdr_sr_probe_wait(const struct sdr_sr_tx *m)
+{
+	return m->probe && !m->probe_left && m->inflight;
+}
+
+/* A round with transmissions left and packets in flight to copy. */
+static bool sdr_sr_probe_copy_due(const struct sdr_sr_tx *m)
+{
+	return m->probe_left && m->flight.head != SDR_SR_NIL;
 }
 
 int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
@@ -567,6 +586,44 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	sdr_sr_pace(f, out->len, now_ns);
 }
 
+/* The descriptor of a transmission of packet @i (not parity). */
+static void sdr_sr_tx_fill(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			   u32 i, u8 flags, u64 now_ns, struct sdr_sr_txd *out)
+{
+	out->idx = i;
+	out->offset = i * m->pay;
+	out->len = i == m->npkts - 1 ? m->msg_len - out->offset : m->pay;
+	if (i == m->npkts - 1)
+		flags |= SDR_PKT_F_LAST;
+	out->flags = flags;
+	out->ts = (u32)div_u64(now_ns, 1000);
+	m->last_tx_us = out->ts;
+	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) :
+		   sdr_sr_adaptive(f) ? sdr_sr_rtt_us(f) : 0;
+
+	f->st.tx_pkts++;
+	f->st.tx_bytes += out->len;
+	sdr_sr_pace(f, out->len, now_ns);
+}
+
+/*
+ * A probe round with fewer packets to resend than its train sends copies
+ * of packets in flight, oldest first and round robin, each asking for an
+ * answer.  A copy is not tracked: the packet keeps its own timeout.
+ */
+static void sdr_sr_tx_copy(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			   u64 now_ns, struct sdr_sr_txd *out)
+{
+	u32 i = m->probe_copy;
+
+	if (i >= m->npkts || m->where[i] != SDR_SR_W_FLIGHT)
+		i = m->flight.head;
+	m->probe_copy = m->next[i];
+	m->probe_left--;
+	f->st.retx_pkts++;
+	sdr_sr_tx_fill(f, m, i, SDR_PKT_F_RETX | SDR_PKT_F_ACKREQ, now_ns, out);
+}
+
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		   struct sdr_sr_txd *out)
 {
@@ -586,10 +643,17 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		sdr_sr_tx_parity(f, m, now_ns, out);
 		return 1;
 	}
-	if (f->inflight >= f->cfg.max_inflight || (m->probe && m->inflight))
+	if (f->inflight >= f->cfg.max_inflight || sdr_sr_probe_wait(m))
 		return 0;
-	if (!work)
-		return 0;
+	/* probing: the last round's packets are resolved, a new one starts */
+	if (m->probe && !m->probe_left)
+		m->probe_left = m->probe;
+	if (!work) {
+		if (!sdr_sr_probe_copy_due(m))
+			return 0;
+		sdr_sr_tx_copy(f, m, now_ns, out);
+		return 1;
+	}
 
 	/* the dead-peer clock starts with the first packet owed an answer */
 	if (!sdr_sr_outstanding(m) && m->last_progress_ns < now_ns)
@@ -610,27 +674,16 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	sdr_sr_link(m, i, SDR_SR_W_FLIGHT);
 	m->inflight++;
 	f->inflight++;
+	if (m->probe_left)
+		m->probe_left--;
 
-	out->idx = i;
-	out->offset = i * m->pay;
-	out->len = i == m->npkts - 1 ? m->msg_len - out->offset : m->pay;
-	if (i == m->npkts - 1)
-		flags |= SDR_PKT_F_LAST;
 	f->tx_seq++;
 	/* ask for an ACK at once when probing or when this is the tail */
 	if (m->probe || (f->cfg.ackreq_every &&
 			 f->tx_seq % f->cfg.ackreq_every == 0) ||
 	    !sdr_sr_tx_has_work(m))
 		flags |= SDR_PKT_F_ACKREQ;
-	out->flags = flags;
-	out->ts = (u32)div_u64(now_ns, 1000);
-	m->last_tx_us = out->ts;
-	out->aux = m->ec_k ? SDR_EC_AUX(m->ec_k, m->ec_m, 0) :
-		   sdr_sr_adaptive(f) ? sdr_sr_rtt_us(f) : 0;
-
-	f->st.tx_pkts++;
-	f->st.tx_bytes += out->len;
-	sdr_sr_pace(f, out->len, now_ns);
+	sdr_sr_tx_fill(f, m, i, flags, now_ns, out);
 	return 1;
 }
 
@@ -788,7 +841,8 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 out:
 	if (progress) {
 		m->last_progress_ns = now_ns;
-		m->probe = false;
+		m->probe = 0;
+		m->probe_left = 0;
 		m->rnr_count = 0;
 	}
 	if (m->nacked == n)
@@ -823,7 +877,8 @@ int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
 	/* the receiver dropped what it got: resend it all, one probe first */
 	while (m->flight.head != SDR_SR_NIL)
 		sdr_sr_mark_lost(f, m, m->flight.head);
-	m->probe = true;
+	m->probe = 1;
+	m->probe_left = 0;
 	sdr_sr_tx_timers(f, m, now_ns);
 	return m->status;
 }
@@ -841,11 +896,12 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 	if (m->flight.head != SDR_SR_NIL)
 		d = min(d, sdr_sr_expiry(f, m, m->flight.head));
 	parity = sdr_sr_parity_pending(m);
-	if (parity || m->lost.count || m->next_new < min(m->limit, m->npkts)) {
+	if (parity || m->lost.count || sdr_sr_probe_copy_due(m) ||
+	    m->next_new < min(m->limit, m->npkts)) {
 		if (now_ns < m->rnr_until_ns)
 			d = min(d, m->rnr_until_ns);
 		else if (parity || (f->inflight < f->cfg.max_inflight &&
-				    !(m->probe && m->inflight)))
+				    !sdr_sr_probe_wait(m)))
 			d = min(d, max(now_ns, f->pace_next_ns));
 		/* else: an ACK or a timeout above frees the budget */
 	}

@@ -26,6 +26,8 @@
 #define SDR_SR_MAX_BACKOFF	SDR_RTT_MAX_SHIFT
 /* a silent peer is probed at least this often per dead_ns before it is dead */
 #define SDR_SR_DEAD_PROBES	64
+/* transmissions per probe round to a silent peer (ACKREQ each) */
+#define SDR_SR_PROBE_TRAIN	8
 
 /* sdr_sr_cfg.flags */
 #define SDR_SR_CFG_NO_NACK	0x1	/* receiver never sends NACKs */
@@ -172,7 +174,9 @@ struct sdr_sr_tx {
 	u32	inflight;	/* this message's share of flow->inflight */
 	u32	rnr_count;	/* RNRs since the last progress */
 	u32	silent_rtos;	/* timeouts while the peer is silent */
-	bool	probe;		/* after RNR: one packet at a time */
+	u8	probe;		/* probing: transmissions per round; 0: not */
+	u8	probe_left;	/* transmissions left in this round */
+	u32	probe_copy;	/* the packet in flight a probe copies next */
 	bool	spurious;	/* a resend of it was needless */
 	u64	start_ns;
 	u64	done_ns;	/* when the status left 0 */

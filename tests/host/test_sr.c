@@ -38,6 +38,7 @@ struct imp {
 	int rnr;			/* receives are posted late */
 	u32 ec_k, ec_m;			/* EC messages; 0: SR */
 	int adaptive;			/* policy ADAPTIVE (learned timers) */
+	u64 rto_min_ns, dead_ns;	/* instead of the defaults below */
 	u64 seed;
 };
 
@@ -589,6 +590,13 @@ static void run(const struct imp *im)
 	cfg.rto_min_ns = 200 * US;
 	cfg.rto_max_ns = 100 * MS;
 	cfg.dead_ns = 5000 * MS;
+	if (im->rto_min_ns) {
+		cfg.rto_min_ns = im->rto_min_ns;
+		cfg.rto_init_ns = im->rto_min_ns;
+		cfg.rto_max_ns = 4 * im->rto_min_ns;
+	}
+	if (im->dead_ns)
+		cfg.dead_ns = im->dead_ns;
 	cfg.rnr_backoff_ns = 100 * US;
 	cfg.ack_every = 8;
 	cfg.ack_delay_ns = 20 * US;
@@ -747,6 +755,18 @@ static const struct imp imps[] = {
 	{ .name = "ec_loss10pct", .loss = 0.10, .ec_k = 16, .ec_m = 4, .seed = 13 },
 	{ .name = "ec_gilbert_elliott", .ge_gb = 0.01, .ge_bg = 0.25, .ge_bad = 0.9,
 	  .ec_k = 32, .ec_m = 8, .seed = 14 },
+	/*
+	 * netem's "loss gemodel 1% 10%" (bursts of 10 packets on average, all
+	 * lost, each direction its own chain moved by its own packets) with
+	 * an RTO a tenth of dead_ns, as on the debug kernel: a silent peer
+	 * gets about ten probe rounds before it is declared dead, and a
+	 * round of one packet often left a burst unfinished in that time.
+	 */
+	{ .name = "gemodel_long_rto", .ge_gb = 0.01, .ge_bg = 0.10, .ge_bad = 1.0,
+	  .rto_min_ns = 200 * MS, .dead_ns = 2000 * MS, .seed = 17 },
+	{ .name = "ec_gemodel_long_rto", .ge_gb = 0.01, .ge_bg = 0.10, .ge_bad = 1.0,
+	  .ec_k = 8, .ec_m = 2, .rto_min_ns = 200 * MS, .dead_ns = 2000 * MS,
+	  .seed = 18 },
 	{ .name = "ec_rnr", .rnr = 1, .loss = 0.002, .ec_k = 4, .ec_m = 1, .seed = 15 },
 	{ .name = "ec_everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
 	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .ec_k = 64, .ec_m = 32,
@@ -790,15 +810,93 @@ static void test_sr_dead_peer(void)
 	CHECK_EQ(f.inflight, 0);
 	CHECK_EQ(f.st.tx_failed, 1);
 	/*
-	 * 10 packets, then one probe per round while the peer is silent:
-	 * RTOs of 1, 2, 4, 8 ms, then capped at dead_ns / 64 (15.6 ms, below
-	 * rto_max): about 64 probes before the peer is dead, so one burst of
-	 * loss cannot fake a death, and not 1000 (no backoff) either.
+	 * 10 packets, then one probe round (a train of SDR_SR_PROBE_TRAIN
+	 * packets) per timeout while the peer is silent: RTOs of 1, 2, 4, 8
+	 * ms, then capped at dead_ns / 64 (15.6 ms, below rto_max): about 64
+	 * rounds before the peer is dead, so one burst of loss cannot fake a
+	 * death, and not 1000 (no backoff) either.
 	 */
 	tap_diag("dead peer: %u packets sent in 1 s, %u timer loops", sent, loops);
-	CHECK(sent >= 10 + SDR_SR_DEAD_PROBES - 8 &&
-	      sent <= 10 + SDR_SR_DEAD_PROBES + 16);
+	CHECK_EQ((sent - 10) % SDR_SR_PROBE_TRAIN, 0);
+	CHECK((sent - 10) / SDR_SR_PROBE_TRAIN >= SDR_SR_DEAD_PROBES - 1 &&
+	      (sent - 10) / SDR_SR_PROBE_TRAIN <= SDR_SR_DEAD_PROBES + 16);
 	CHECK_EQ(sdr_sr_tx_deadline(&f, &m, now), U64_MAX);
+	free(mem);
+}
+
+/*
+ * A silent peer is probed in rounds of SDR_SR_PROBE_TRAIN transmissions:
+ * the lost packets, then copies of what is in flight, each asking for an
+ * answer; the next round waits for this one's packets to time out, and
+ * an answer that acknowledges something ends the probing.
+ */
+static void test_sr_probe_train(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h = { .type = SDR_PKT_ACK };
+	struct sdr_ack a = { 0 };
+	u32 idx[SDR_SR_PROBE_TRAIN], n = 0, i;
+	void *mem;
+	u64 now = 1000 * MS, dl;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.rto_init_ns = 1 * MS;
+	cfg.rto_min_ns = 1 * MS;
+	cfg.rto_max_ns = 64 * MS;
+	cfg.dead_ns = 1000 * MS;
+	sdr_sr_flow_init(&f, &cfg);
+	mem = malloc(sdr_sr_tx_size(300, 100));
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 0, 300, mem, now), 0);
+	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+		n++;
+	CHECK_EQ(n, 3);
+	/* all three time out unanswered: the first round */
+	dl = sdr_sr_tx_deadline(&f, &m, now);
+	CHECK(dl > now && dl < U64_MAX);
+	now = dl;
+	n = 0;
+	while (n < SDR_SR_PROBE_TRAIN && sdr_sr_tx_next(&f, &m, now, &d) == 1) {
+		CHECK(d.flags & SDR_PKT_F_ACKREQ);
+		CHECK(d.flags & SDR_PKT_F_RETX);
+		CHECK_EQ(d.offset, d.idx * 100);
+		idx[n++] = d.idx;
+	}
+	CHECK_EQ(n, SDR_SR_PROBE_TRAIN);
+	/* the three resent, then copies round robin from the oldest */
+	for (i = 0; i < n; i++)
+		CHECK_EQ(idx[i], i % 3);
+	CHECK_EQ(f.st.timeouts, 3);
+	CHECK_EQ(f.st.retx_pkts, SDR_SR_PROBE_TRAIN);
+	CHECK_EQ(m.inflight, 3);
+	CHECK_EQ(f.inflight, 3);
+	/* the round is spent: nothing more until its packets time out */
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 0);
+	dl = sdr_sr_tx_deadline(&f, &m, now);
+	CHECK(dl > now);
+	/* the second round, after a longer (backed-off) timeout */
+	now = dl;
+	n = 0;
+	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
+		n++;
+	CHECK_EQ(n, SDR_SR_PROBE_TRAIN);
+	CHECK_EQ(f.st.timeouts, 6);
+	/* an answer to one of them ends the probing: no copies after it */
+	a.cum = 1;
+	a.base = 1;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + 100 * US), 0);
+	CHECK_EQ(m.nacked, 1);
+	CHECK_EQ(m.probe, 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now + 100 * US, &d), 0);
+	CHECK(sdr_sr_tx_deadline(&f, &m, now + 100 * US) > now + 100 * US);
+	/* the rest acknowledged: done, nothing left in flight */
+	a.cum = 3;
+	a.base = 3;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + 200 * US), SDR_SR_DONE);
+	CHECK_EQ(f.inflight, 0);
 	free(mem);
 }
 
@@ -1278,6 +1376,7 @@ void test_sr(void)
 	char name[64];
 
 	TAP_RUN(test_sr_dead_peer);
+	TAP_RUN(test_sr_probe_train);
 	TAP_RUN(test_sr_bad_ack);
 	TAP_RUN(test_sr_forged_acks);
 	TAP_RUN(test_sr_echo_trust);
