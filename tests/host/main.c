@@ -6,6 +6,9 @@
  *   sdr-host-tests [NAME...]    only the tests whose names match a NAME
  *                               (fnmatch globs); a NAME that matches no
  *                               test is a failure
+ *
+ * SDR_HOST_JOBS=N runs N tests at once, each in a child process, with the
+ * same TAP (tap.c).
  */
 #include "tap.h"
 #include "tests.h"
