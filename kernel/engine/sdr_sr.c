@@ -1406,6 +1406,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		r->tail_at_ns = r->high < r->npkts && !r->tail_open ?
 				sdr_sat_add(now_ns, sdr_sr_tail_wait_ns(f)) :
 				U64_MAX;
+		r->tail_check = false;
 	}
 
 	if (++r->unacked >= sdr_sr_ack_every(f) || want_ack) {
@@ -1530,9 +1531,23 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		r->ec_tail_at_ns = U64_MAX;
 		sdr_sr_ec_close(f, r, r->ngroups, now_ns);
 	}
+	if (r->tail_at_ns <= now_ns && !r->tail_check) {
+		/*
+		 * ADAPTIVE: the tail looks overdue.  Look again a little
+		 * later: silence is evidence only if this host was taking
+		 * packets all along, and one that stalled (a busy softirq, a
+		 * preempted guest) runs its overdue timers before it takes
+		 * what arrived meanwhile; NACKing the tail then resent what
+		 * was waiting to be read.
+		 */
+		r->tail_check = true;
+		r->tail_at_ns = sdr_sat_add(now_ns,
+					    sdr_sr_tail_wait_ns(f) >> 2);
+	}
 	if (r->tail_at_ns <= now_ns) {
 		/* ADAPTIVE: the tail is overdue; NACK it with the holes */
 		r->tail_at_ns = U64_MAX;
+		r->tail_check = false;
 		r->tail_open = true;
 		f->st.tail_probes++;
 		if (r->nack_fresh_at_ns == U64_MAX)

@@ -256,6 +256,7 @@ struct sdr_sr_rx {
 	u64	last_new_ns;	/* when the front last moved */
 	u64	tail_at_ns;	/* NACK the unseen tail then, U64_MAX: not armed */
 	bool	tail_open;	/* the tail past high counts as holes */
+	bool	tail_check;	/* tail_at_ns is the second look at the silence */
 	/* EC: 0 for an SR message */
 	u8	ec_k;
 	u8	ec_m;

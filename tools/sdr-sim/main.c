@@ -46,6 +46,9 @@ static void usage(FILE *f)
 "  --alpha PCT        RTO = SRTT + max(alpha%% * SRTT, 4 RTTVAR) (25)\n"
 "  --backoff N        RTO doublings while the peer is silent, 0..16 (7)\n"
 "  --ack-every N      receiver ACKs every N packets (16)\n"
+"  --stall TIME       the receiving host stalls this long (0: never)...\n"
+"  --stall-every TIME ... on average this often (exponential gaps): what\n"
+"                     arrives meanwhile waits behind its timers\n"
 "  --seed S           random seed (1)\n"
 "  --model            also print the analytical model of the policy\n"
 "  --json             one JSON object on stdout\n");
@@ -143,6 +146,7 @@ enum {
 	O_BW = 256, O_RTT, O_DELAY, O_DIST, O_LOSS, O_BURST, O_SIZE, O_COUNT,
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
 	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
+	O_STALL, O_STALL_EVERY,
 };
 
 static const struct option opts[] = {
@@ -158,6 +162,7 @@ static const struct option opts[] = {
 	{ "help", 0, NULL, O_HELP }, { "k", 1, NULL, O_K },
 	{ "m", 1, NULL, O_M }, { "beta", 1, NULL, O_BETA },
 	{ "timers", 1, NULL, O_TIMERS },
+	{ "stall", 1, NULL, O_STALL }, { "stall-every", 1, NULL, O_STALL_EVERY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -188,6 +193,14 @@ int main(int argc, char **argv)
 		case O_DELAY:
 			bad = parse_time_ns(optarg, &v);
 			p.owd_ns = (uint64_t)v;
+			break;
+		case O_STALL:
+			bad = parse_time_ns(optarg, &v);
+			p.stall_ns = (uint64_t)v;
+			break;
+		case O_STALL_EVERY:
+			bad = parse_time_ns(optarg, &v);
+			p.stall_every_ns = (uint64_t)v;
 			break;
 		case O_DIST: {
 			const char *u;
@@ -326,6 +339,11 @@ int main(int argc, char **argv)
 		       r.cpu_s);
 		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u,\"rx_dup\":%llu", r.se_ns,
 		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
+		if (p.stall_ns && p.stall_every_ns)
+			printf(",\"stall_ns\":%llu,\"stall_every_ns\":%llu,\"stalled_events\":%llu",
+			       (unsigned long long)p.stall_ns,
+			       (unsigned long long)p.stall_every_ns,
+			       (unsigned long long)r.stalls);
 		if (autop)
 			printf(",\"auto\":{\"choice\":\"%s\",\"ec_k\":%u,\"ec_m\":%u,"
 			       "\"cost_sr_ns\":%llu,\"cost_adaptive_ns\":%llu,"
@@ -420,6 +438,11 @@ int main(int argc, char **argv)
 			       (unsigned long long)r.st.nack_late,
 			       (unsigned long long)r.st.tail_probes);
 		}
+		if (p.stall_ns && p.stall_every_ns)
+			printf("stalls      receiver stalls %s every %s on average: %llu events held back\n",
+			       fmt_time((double)p.stall_ns, b1, sizeof(b1)),
+			       fmt_time((double)p.stall_every_ns, b2, sizeof(b2)),
+			       (unsigned long long)r.stalls);
 		printf("engine      srtt %s  rto %s;  %u done, %u failed;  %llu events, %.2f s CPU\n",
 		       fmt_time(r.srtt_ns, b1, sizeof(b1)), fmt_time(r.rto_ns, b2, sizeof(b2)),
 		       r.n, r.failed, (unsigned long long)r.events, r.cpu_s);

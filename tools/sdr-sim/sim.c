@@ -89,6 +89,8 @@ struct sim {
 	struct ring fwd, rev;
 	uint64_t events;
 	uint32_t decode_err;
+	uint64_t stall_at, stall_end;	/* the receiver's next (or current) stall */
+	uint64_t stalls;
 };
 
 static uint64_t rnd(struct sim *s)
@@ -115,6 +117,28 @@ static int dropped(struct sim *s, struct link *l)
 	if (l->bad ? rndf(s) < s->p_bg : rndf(s) < s->p_gb)
 		l->bad = !l->bad;
 	return l->bad;
+}
+
+/*
+ * When the receiver can act on an event due at @t: at once, or when the
+ * stall @t falls into ends (plus @after ns: what arrived waits behind the
+ * timers that fell due).  Asked with @t never below the time of the
+ * event last handled, so the stalls are drawn in time order.
+ */
+static uint64_t rx_when(struct sim *s, uint64_t t, uint64_t after)
+{
+	const struct sim_params *p = s->p;
+
+	if (!p->stall_ns || !p->stall_every_ns || t == INF_NS)
+		return t;
+	while (s->stall_end <= t) {
+		double u = rndf(s);
+
+		s->stall_at = s->stall_end + (uint64_t)(-log(1.0 - u) *
+							(double)p->stall_every_ns);
+		s->stall_end = s->stall_at + p->stall_ns;
+	}
+	return t < s->stall_at ? t : s->stall_end + after;
 }
 
 /* serialize on @l starting no earlier than @now; arrival time or 0 if lost */
@@ -322,9 +346,13 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 		struct fpkt *f = ring_front(&s->fwd);
 		struct rpkt *r = ring_front(&s->rev);
 		uint64_t t_tx = sdr_sr_tx_deadline(fs, &tx, now);
-		uint64_t t_rx = sdr_sr_rx_deadline(fr, &rx);
-		uint64_t t_f = f ? f->t : INF_NS, t_r = r ? r->t : INF_NS;
+		uint64_t t_rx = rx_when(s, sdr_sr_rx_deadline(fr, &rx), 0);
+		uint64_t t_f = f ? rx_when(s, f->t, 1) : INF_NS;
+		uint64_t t_r = r ? r->t : INF_NS;
 		uint64_t t = t_f;
+
+		if ((f && t_f != f->t) || t_rx != sdr_sr_rx_deadline(fr, &rx))
+			s->stalls++;
 
 		t = t_r < t ? t_r : t;
 		t = t_rx < t ? t_rx : t;
@@ -454,6 +482,7 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	res->sim_s = (now - t0) / 1e9;
 	res->events = s.events;
 	res->decode_err = s.decode_err;
+	res->stalls = s.stalls;
 	res->rto_ns = (double)fs->rtt.rto_ns;
 	res->srtt_ns = (double)fs->rtt.srtt_ns;
 	add_stats(&res->st, &fs->st, &fr->st);

@@ -45,6 +45,14 @@ struct sim_params {
 	 * reorder and NACK timers, RTO from 100 ms), not for the path.
 	 */
 	int	module_timers;
+	/*
+	 * The receiving host stalls for stall_ns, on average every
+	 * stall_every_ns (exponential gaps; 0: never): what arrives meanwhile
+	 * waits, and its timers that fell due run first when it resumes, as
+	 * a busy host's softirqs or a preempted guest's can.
+	 */
+	uint64_t stall_ns;
+	uint64_t stall_every_ns;
 };
 
 struct sim_result {
@@ -61,6 +69,7 @@ struct sim_result {
 	double	sim_s;		/* simulated time */
 	uint64_t events;
 	uint32_t decode_err;	/* sdr_sr_rx_decoded() refused a DECODE: engine bug */
+	uint64_t stalls;	/* receiver stalls that held back an event */
 	struct sdr_sr_stats st;	/* sender and receiver counters */
 	/* what the receiver learned (ADAPTIVE), and its timers from it */
 	struct sdr_sr_learn ad;
