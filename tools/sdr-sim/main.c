@@ -49,6 +49,7 @@ static void usage(FILE *f)
 "  --stall TIME       the receiving host stalls this long (0: never)...\n"
 "  --stall-every TIME ... on average this often (exponential gaps): what\n"
 "                     arrives meanwhile waits behind its timers\n"
+"  --tx-late TIME     the sender's timers fire this late on average (0)\n"
 "  --seed S           random seed (1)\n"
 "  --model            also print the analytical model of the policy\n"
 "  --json             one JSON object on stdout\n");
@@ -146,7 +147,7 @@ enum {
 	O_BW = 256, O_RTT, O_DELAY, O_DIST, O_LOSS, O_BURST, O_SIZE, O_COUNT,
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
 	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
-	O_STALL, O_STALL_EVERY,
+	O_STALL, O_STALL_EVERY, O_TX_LATE,
 };
 
 static const struct option opts[] = {
@@ -163,6 +164,7 @@ static const struct option opts[] = {
 	{ "m", 1, NULL, O_M }, { "beta", 1, NULL, O_BETA },
 	{ "timers", 1, NULL, O_TIMERS },
 	{ "stall", 1, NULL, O_STALL }, { "stall-every", 1, NULL, O_STALL_EVERY },
+	{ "tx-late", 1, NULL, O_TX_LATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -197,6 +199,10 @@ int main(int argc, char **argv)
 		case O_STALL:
 			bad = parse_time_ns(optarg, &v);
 			p.stall_ns = (uint64_t)v;
+			break;
+		case O_TX_LATE:
+			bad = parse_time_ns(optarg, &v);
+			p.tx_late_ns = (uint64_t)v;
 			break;
 		case O_STALL_EVERY:
 			bad = parse_time_ns(optarg, &v);

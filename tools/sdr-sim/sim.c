@@ -90,6 +90,7 @@ struct sim {
 	uint64_t events;
 	uint32_t decode_err;
 	uint64_t stall_at, stall_end;	/* the receiver's next (or current) stall */
+	uint64_t late_for, late_ns;	/* the sender's timer for late_for fires late_ns late */
 	uint64_t stalls;
 };
 
@@ -139,6 +140,19 @@ static uint64_t rx_when(struct sim *s, uint64_t t, uint64_t after)
 		s->stall_end = s->stall_at + p->stall_ns;
 	}
 	return t < s->stall_at ? t : s->stall_end + after;
+}
+
+/* When the sender's timer for @t fires: late by a draw kept per deadline. */
+static uint64_t tx_when(struct sim *s, uint64_t t, uint64_t now)
+{
+	if (!s->p->tx_late_ns || t == INF_NS || t <= now)
+		return t;
+	if (s->late_for != t) {
+		s->late_for = t;
+		s->late_ns = (uint64_t)(-log(1.0 - rndf(s)) *
+					(double)s->p->tx_late_ns);
+	}
+	return t + s->late_ns;
 }
 
 /* serialize on @l starting no earlier than @now; arrival time or 0 if lost */
@@ -218,6 +232,7 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 		/* kernel/sdr_params.c's defaults, as sdr_flow_engine_init() uses them */
 		c->max_inflight = 256;
 		c->pace_bps = 0;
+		c->pace_burst = 16 * 4096;	/* sdr_sr_cfg_default()'s */
 		c->rto_init_ns = 100000000ULL;
 		c->rto_min_ns = 1000000ULL;
 		c->rto_max_ns = 2000000000ULL;
@@ -345,7 +360,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 	for (;;) {
 		struct fpkt *f = ring_front(&s->fwd);
 		struct rpkt *r = ring_front(&s->rev);
-		uint64_t t_tx = sdr_sr_tx_deadline(fs, &tx, now);
+		uint64_t t_tx = tx_when(s, sdr_sr_tx_deadline(fs, &tx, now), now);
 		uint64_t t_rx = rx_when(s, sdr_sr_rx_deadline(fr, &rx), 0);
 		uint64_t t_f = f ? rx_when(s, f->t, 1) : INF_NS;
 		uint64_t t_r = r ? r->t : INF_NS;

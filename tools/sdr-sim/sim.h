@@ -53,6 +53,8 @@ struct sim_params {
 	 */
 	uint64_t stall_ns;
 	uint64_t stall_every_ns;
+	/* the sender's timers fire late by this on average (exponential) */
+	uint64_t tx_late_ns;
 };
 
 struct sim_result {
