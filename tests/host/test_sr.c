@@ -773,11 +773,24 @@ static const struct imp imps[] = {
 	  .seed = 16 },
 };
 
+/* A sender with fast timers (RTO 1..64 ms, dead after 1 s), for silent peers. */
+static void silent_flow(struct sdr_sr_flow *f, u32 pay)
+{
+	struct sdr_sr_cfg cfg;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = pay;
+	cfg.rto_init_ns = 1 * MS;
+	cfg.rto_min_ns = 1 * MS;
+	cfg.rto_max_ns = 64 * MS;
+	cfg.dead_ns = 1000 * MS;
+	sdr_sr_flow_init(f, &cfg);
+}
+
 /* a peer that never answers: backoff, then -ETIMEDOUT after dead_ns */
 static void test_sr_dead_peer(void)
 {
 	struct sdr_sr_flow f;
-	struct sdr_sr_cfg cfg;
 	struct sdr_sr_tx m;
 	struct sdr_sr_txd d;
 	void *mem;
@@ -785,13 +798,7 @@ static void test_sr_dead_peer(void)
 	u32 sent = 0, loops = 0;
 	int ret = 0;
 
-	sdr_sr_cfg_default(&cfg);
-	cfg.pay = 1000;
-	cfg.rto_init_ns = 1 * MS;
-	cfg.rto_min_ns = 1 * MS;
-	cfg.rto_max_ns = 64 * MS;
-	cfg.dead_ns = 1000 * MS;
-	sdr_sr_flow_init(&f, &cfg);
+	silent_flow(&f, 1000);
 	mem = malloc(sdr_sr_tx_size(10000, 1000));
 	CHECK_EQ(sdr_sr_tx_init(&f, &m, 0, 10000, mem, now), 0);
 	while (loops++ < 100000) {
@@ -833,7 +840,6 @@ static void test_sr_dead_peer(void)
 static void test_sr_probe_train(void)
 {
 	struct sdr_sr_flow f;
-	struct sdr_sr_cfg cfg;
 	struct sdr_sr_tx m;
 	struct sdr_sr_txd d;
 	struct sdr_pkt h = { .type = SDR_PKT_ACK };
@@ -842,13 +848,7 @@ static void test_sr_probe_train(void)
 	void *mem;
 	u64 now = 1000 * MS, dl;
 
-	sdr_sr_cfg_default(&cfg);
-	cfg.pay = 100;
-	cfg.rto_init_ns = 1 * MS;
-	cfg.rto_min_ns = 1 * MS;
-	cfg.rto_max_ns = 64 * MS;
-	cfg.dead_ns = 1000 * MS;
-	sdr_sr_flow_init(&f, &cfg);
+	silent_flow(&f, 100);
 	mem = malloc(sdr_sr_tx_size(300, 100));
 	CHECK_EQ(sdr_sr_tx_init(&f, &m, 0, 300, mem, now), 0);
 	while (sdr_sr_tx_next(&f, &m, now, &d) == 1)
