@@ -53,7 +53,8 @@ static void sdr_adk_flow_free(struct sdr_flow *flow)
 /* What it learned (as the receiver, and as the sender), and its counters. */
 static const char * const sdr_adk_stats[] = {
 	"reorder_us", "nack_interval_us", "tail_wait_us", "gap_ns",
-	"jitter_us", "peer_rtt_us", "pace_gap_ns", "rto_extra_us", "srtt_us", "rto_us",
+	"jitter_us", "peer_rtt_us", "pace_gap_ns", "pace_gain_pct", "base_rtt_us",
+	"rto_extra_us", "srtt_us", "rto_us",
 	"ack_every", "retransmits", "timeouts", "spurious_retx", "late_nacks",
 	"tail_probes", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx", NULL,
 };
@@ -71,20 +72,23 @@ static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
 	case 4: return div_u64(f->ad.jitter_ns, NSEC_PER_USEC);
 	case 5: return div_u64(f->ad.peer_rtt_ns, NSEC_PER_USEC);
 	case 6: return f->peer_gap_ns;
-	case 7: return div_u64(f->rto_extra_ns, NSEC_PER_USEC);
-	case 8: return div_u64(f->rtt.srtt_ns, NSEC_PER_USEC);
-	case 9: return div_u64(sdr_rtt_rto(&f->rtt) + f->rto_extra_ns,
+	case 7: return f->pace_gain * 100 / 8;
+	case 8: return f->base_rtt_ns == U64_MAX && f->base_win_ns == U64_MAX ? 0 :
+		       div_u64(min(f->base_rtt_ns, f->base_win_ns), NSEC_PER_USEC);
+	case 9: return div_u64(f->rto_extra_ns, NSEC_PER_USEC);
+	case 10: return div_u64(f->rtt.srtt_ns, NSEC_PER_USEC);
+	case 11: return div_u64(sdr_rtt_rto(&f->rtt) + f->rto_extra_ns,
 			       NSEC_PER_USEC);
-	case 10: return sdr_sr_ack_every(f);
-	case 11: return f->st.retx_pkts;
-	case 12: return f->st.timeouts;
-	case 13: return f->st.spurious;
-	case 14: return f->st.nack_late;
-	case 15: return f->st.tail_probes;
-	case 16: return f->st.acks_tx;
-	case 17: return f->st.acks_rx;
-	case 18: return f->st.nacks_tx;
-	case 19: return f->st.nacks_rx;
+	case 12: return sdr_sr_ack_every(f);
+	case 13: return f->st.retx_pkts;
+	case 14: return f->st.timeouts;
+	case 15: return f->st.spurious;
+	case 16: return f->st.nack_late;
+	case 17: return f->st.tail_probes;
+	case 18: return f->st.acks_tx;
+	case 19: return f->st.acks_rx;
+	case 20: return f->st.nacks_tx;
+	case 21: return f->st.nacks_rx;
 	}
 	return 0;
 }

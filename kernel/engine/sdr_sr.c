@@ -21,6 +21,8 @@
 #define SDR_SR_MAX_RTT_US	60000000U
 /* ADAPTIVE: repairs without a late original before the window halves */
 #define SDR_SR_AD_CLEAN		16
+/* ADAPTIVE: the base RTT is the least of the last one or two of these */
+#define SDR_SR_BASE_WIN_NS	10000000000ULL	/* 10 s */
 
 static bool sdr_sr_adaptive(const struct sdr_sr_flow *f)
 {
@@ -71,18 +73,44 @@ static void sdr_sr_pace_burst(struct sdr_sr_flow *f)
 }
 
 /*
- * ADAPTIVE paces at the rate its receiver sees packets arrive (@gap_ns
- * apart, full packets), 5/4 of it so the rate climbs to what the path
- * carries: at the bottleneck's rate the queue stops growing, instead of
- * holding a window's worth while losses wait to be repaired behind it.
- * Never faster than cfg.pace_bps allows.
+ * ADAPTIVE's base RTT: the least sample of the last SDR_SR_BASE_WIN_NS
+ * and of the one before, so a path that became longer is taken as it is
+ * within two windows, and the queue the flow builds never sets it.
  */
-static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns)
+static u64 sdr_sr_base_rtt(struct sdr_sr_flow *f, u64 now_ns)
 {
-	u64 fs;
+	if (now_ns - f->base_at_ns >= SDR_SR_BASE_WIN_NS) {
+		f->base_rtt_ns = f->base_win_ns;
+		f->base_win_ns = U64_MAX;
+		f->base_at_ns = now_ns;
+	}
+	f->base_win_ns = min(f->base_win_ns, f->rtt.latest_ns);
+	return min(f->base_rtt_ns, f->base_win_ns);
+}
+
+/*
+ * ADAPTIVE paces at the rate its receiver sees packets arrive (@gap_ns
+ * apart, full packets), scaled by the queue the path holds (the latest
+ * RTT over the base RTT): 5/4 of it while the queue is short, so the rate
+ * climbs to what the path carries; the rate itself once the queue passes
+ * an eighth of the base RTT (and eight packets), so it stops growing; 7/8
+ * of it past twice that, so it drains.  Repairs then wait behind a short
+ * queue, not behind a window's worth.  Never faster than cfg.pace_bps
+ * allows.
+ */
+static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns, u64 now_ns)
+{
+	u64 base, q, fs, thr;
 
 	f->peer_gap_ns = gap_ns;
-	fs = div_u64(((u64)gap_ns * 1000 * 4 / 5) << 10,
+	f->pace_gain = 10;
+	if (f->rtt.samples) {
+		base = sdr_sr_base_rtt(f, now_ns);
+		q = f->rtt.latest_ns - base;
+		thr = max(base >> 3, 8ULL * gap_ns);
+		f->pace_gain = q > 2 * thr ? 7 : q > thr ? 8 : 10;
+	}
+	fs = div_u64(((u64)gap_ns * 1000 * 8 / f->pace_gain) << 10,
 		     f->cfg.pay + SDR_WIRE_HDR_LEN);
 	f->pace_fs1024 = max(fs, f->pace_cfg_fs1024);
 	sdr_sr_pace_burst(f);
@@ -104,6 +132,8 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 					   cfg->pace_bps);
 	f->pace_cfg_fs1024 = f->pace_fs1024;
 	sdr_sr_pace_burst(f);
+	f->base_rtt_ns = U64_MAX;
+	f->base_win_ns = U64_MAX;
 }
 
 /* ------------------------------------------------------------------ */
@@ -781,7 +811,7 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	    !(hdr->aux & (SDR_ACK_F_COMPLETE | SDR_ACK_F_ABORT)))
 		sdr_sr_pace_learn(f, min_t(u32, hdr->imm,
 					   (u32)min_t(u64, f->cfg.rto_max_ns,
-						      U32_MAX)));
+						      U32_MAX)), now_ns);
 
 	if (hdr->aux & SDR_ACK_F_ABORT) {
 		/* the receiver discarded the message: it failed, not arrived */

@@ -134,6 +134,10 @@ struct sdr_sr_flow {
 	u64	pace_fs1024;	/* wire time per byte: femtoseconds * 1.024 */
 	u64	pace_cfg_fs1024; /* ... as cfg.pace_bps sets it */
 	u64	peer_gap_ns;	/* ADAPTIVE: the receiver's arrival gap */
+	u64	base_rtt_ns;	/* ADAPTIVE: least RTT of the last window */
+	u64	base_win_ns;	/* ... least RTT of this window so far */
+	u64	base_at_ns;	/* ... when this window started */
+	u32	pace_gain;	/* ADAPTIVE: pacing gain in eighths (8: 1x) */
 	u64	rto_extra_ns;	/* ADAPTIVE: RTO margin spurious timeouts taught */
 	u32	rto_clean;	/* messages since it last had to grow */
 	u64	pace_burst_ns;
