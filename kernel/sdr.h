@@ -180,6 +180,9 @@ extern atomic_t sdr_nr_ctx;		/* open contexts, for leak checks */
 extern atomic_t sdr_nr_flows;		/* live flows, for leak checks */
 extern struct workqueue_struct *sdr_wq;
 
+/* sdr_flow_ec.c */
+void sdr_ec_codec_init(void);
+
 /* sdr_dev.c */
 int sdr_dev_init(void);
 void sdr_dev_exit(void);
@@ -271,6 +274,7 @@ struct sdr_txmsg {
 	struct sdr_sr_tx	sr;		/* SR sender state */
 	void			*sr_mem;	/* its per-packet arrays */
 	u8			*par_buf;	/* EC: parity rows, built as sent */
+	unsigned long		*par_built;	/* EC: submessages built */
 	u8			ec_k;		/* EC: its geometry, from the post */
 	u8			ec_m;
 	void			*priv;		/* its policy's: tx_init to tx_free */

@@ -20,13 +20,61 @@
  * decoded (and its parity freed) as soon as data and parity reach kg, so
  * it never holds more than kg rows.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include "sdr.h"
 #include "sdr_flow.h"
 #include "sdr_ec.h"
 #include "sdr_trace.h"
+
+/*
+ * The codec (engine/sdr_ec.c) every EC flow of the module uses: "avx2"
+ * where the CPU has it, "scalar", or "auto" (the fastest; the default).
+ * Writable live: a write takes effect at the next submessage coded, and
+ * every implementation gives the same bytes.  Reading says which runs.
+ */
+static bool sdr_ec_codec_given;
+
+static int sdr_ec_codec_set(const char *val, const struct kernel_param *kp)
+{
+	char name[16];
+	int ret;
+
+	if (strscpy(name, val, sizeof(name)) < 0)
+		return -EINVAL;
+	ret = sdr_ec_set_impl(strim(name));
+	if (ret)
+		return ret;
+	sdr_ec_codec_given = true;
+	return 0;
+}
+
+static int sdr_ec_codec_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", sdr_ec_impl());
+}
+
+static const struct kernel_param_ops sdr_ec_codec_ops = {
+	.set	= sdr_ec_codec_set,
+	.get	= sdr_ec_codec_get,
+};
+module_param_cb(ec_codec, &sdr_ec_codec_ops, NULL, 0644);
+MODULE_PARM_DESC(ec_codec,
+		 "EC codec: avx2 (where the CPU has it), scalar, or auto (the fastest, the default)");
+
+/* At load: the fastest codec, unless ec_codec named one. */
+void sdr_ec_codec_init(void)
+{
+	if (!sdr_ec_codec_given)
+		sdr_ec_init();
+	pr_info("EC codec %s\n", sdr_ec_impl());
+}
 
 static void sdr_eck_decode_work(struct work_struct *work);
 static void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g);
@@ -55,32 +103,49 @@ static int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 	/* no warning for a size kvmalloc refuses: ENOMEM says it */
 	msg->par_buf = kvmalloc(array3_size(msg->sr.ngroups, m, flow->payload),
 				GFP_KERNEL | __GFP_NOWARN);
-	return msg->par_buf ? 0 : -ENOMEM;
+	msg->par_built = bitmap_zalloc(msg->sr.ngroups, GFP_KERNEL);
+	if (!msg->par_buf || !msg->par_built) {
+		kvfree(msg->par_buf);
+		msg->par_buf = NULL;
+		bitmap_free(msg->par_built);
+		msg->par_built = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-/* Parity row @j of submessage @g, built from the message into par_buf. */
+/*
+ * Parity row @j of submessage @g, from par_buf.  The first row asked of a
+ * submessage builds all of its rows, in one pass over its data.
+ */
 static const u8 *sdr_eck_tx_parity(struct sdr_flow *flow,
 				   struct sdr_txmsg *msg, u32 g, u32 j)
 {
 	const u8 *data[SDR_EC_MAX_K];
+	u8 *out[SDR_EC_MAX_M];
 	u32 len[SDR_EC_MAX_K], pay = flow->payload, k = msg->sr.ec_k;
-	u32 first = g * k, kg = min(k, msg->npkts - first), i, off;
-	u8 *out = msg->par_buf + ((size_t)g * msg->sr.ec_m + j) * pay;
+	u32 m = msg->sr.ec_m, first = g * k, kg = min(k, msg->npkts - first);
+	u32 mg = sdr_sr_group_m(k, m, kg), i, off;
+	u8 *rows = msg->par_buf + (size_t)g * m * pay;
 	u64 t0, d;
 
 	lockdep_assert_held(&flow->lock);
+	if (__test_and_set_bit(g, msg->par_built))
+		return rows + (size_t)j * pay;
 	for (i = 0; i < kg; i++) {
 		off = (first + i) * pay;
 		data[i] = msg->data + off;
 		len[i] = min(pay, msg->msg_len - off);
 	}
-	/* g, j and kg come from the engine: the codec cannot refuse them */
+	for (i = 0; i < mg; i++)
+		out[i] = rows + (size_t)i * pay;
+	/* g, j, kg and mg come from the engine: the codec cannot refuse them */
 	t0 = ktime_get_ns();
-	sdr_ec_encode(kg, j, data, len, pay, out);
-	/* what coding costs, for AUTO: per packet a row takes in, averaged */
-	d = div_u64((ktime_get_ns() - t0) * 1000, kg);
+	sdr_ec_encode_rows(kg, 0, mg, data, len, pay, out);
+	/* what coding costs, for AUTO: per row per packet it takes in, averaged */
+	d = div_u64((ktime_get_ns() - t0) * 1000, kg * mg);
 	flow->ec_code_ps = flow->ec_code_ps ? (flow->ec_code_ps * 7 + d) / 8 : d;
-	return out;
+	return rows + (size_t)j * pay;
 }
 
 /* Where parity row j of submessage g of slot @idx is held. */
@@ -364,6 +429,7 @@ next_unlock:
 static void sdr_eck_tx_free(struct sdr_txmsg *msg)
 {
 	kvfree(msg->par_buf);
+	bitmap_free(msg->par_built);
 	sdr_srk_tx_free(msg);
 }
 

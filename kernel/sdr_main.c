@@ -121,6 +121,7 @@ static int __init sdr_init(void)
 {
 	int ret;
 
+	sdr_ec_codec_init();
 	ret = sdr_dev_init();
 	if (ret)
 		return ret;

@@ -22,11 +22,43 @@
 #include <linux/math64.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
+#include <linux/compiler.h>
 #include <asm/byteorder.h>
 
 #define sdr_hweight_long(w)	hweight_long(w)
 /* index of the lowest set bit; undefined for 0 */
 #define sdr_ffs_long(w)		__ffs(w)
+
+/*
+ * SIMD for the EC codec: whether the CPU has AVX2 (and the kernel saves
+ * its registers), and a section that may use it.  sdr_simd_begin() says
+ * false where the FPU is not usable (it then did nothing); every true is
+ * closed by sdr_simd_end() and holds no sleep.
+ */
+#ifdef CONFIG_X86_64
+#include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
+#include <asm/simd.h>
+#define SDR_HAVE_X86_SIMD	1
+static inline bool sdr_cpu_avx2(void)
+{
+	return boot_cpu_has(X86_FEATURE_AVX) && boot_cpu_has(X86_FEATURE_AVX2) &&
+	       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL);
+}
+
+static inline bool sdr_simd_begin(void)
+{
+	if (!may_use_simd())
+		return false;
+	kernel_fpu_begin();
+	return true;
+}
+
+static inline void sdr_simd_end(void)
+{
+	kernel_fpu_end();
+}
+#endif
 
 #else /* !__KERNEL__: host build (unit tests, fuzzers, simulator) */
 
@@ -135,6 +167,29 @@ static inline u64 mul_u64_u64_shr(u64 a, u64 mul, unsigned int shift)
 
 #define sdr_hweight_long(w)	((unsigned int)__builtin_popcountl(w))
 #define sdr_ffs_long(w)		((unsigned long)__builtin_ctzl(w))
+
+/* __always_inline comes from glibc; noinline from kernel/engine/Makefile */
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* SIMD for the EC codec: a process may use it anywhere */
+#ifdef __x86_64__
+#define SDR_HAVE_X86_SIMD	1
+static inline bool sdr_cpu_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+
+static inline bool sdr_simd_begin(void)
+{
+	return true;
+}
+
+static inline void sdr_simd_end(void)
+{
+}
+#endif
 
 #endif /* __KERNEL__ */
 

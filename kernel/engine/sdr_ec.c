@@ -9,14 +9,24 @@
  * argument: with e data symbols lost and e parity rows present, the e x e
  * system "parity rows minus the known data" in the e unknowns is solvable.
  *
- * Single products go through log/exp tables.  Buffers do not: a buffer
- * times c first builds c's 256-entry product table on the stack (cheap
- * next to a 4 KiB packet), and the loop over the bytes is then one lookup
- * and one xor each.  No SIMD, so the same code runs in softirq context
- * without kernel_fpu_begin(); on the host this is about 2.5 GB/s of
- * multiply-xor per core, 300 MB/s of (32, 8) encoding.
+ * Encoding and decoding are dot products: each output symbol is a sum of
+ * input symbols times coefficients.  All outputs of one call are built in
+ * one pass over the inputs, eight at a time (what fits in the registers
+ * beside the inputs).  Two implementations, chosen by sdr_ec_init() from
+ * the CPU's features (or by sdr_ec_set_impl()), give identical bytes:
+ *
+ * - avx2: a buffer times c by split nibbles: vpshufb looks up the low and
+ *   the high nibble of 32 bytes at once in c's two 16-entry product
+ *   tables (sdr_gf_nib, sdr_ec_nib.h, 16 KiB), as ISA-L and lib/raid6
+ *   do.  In the kernel, inside kernel_fpu_begin()/end() over
+ *   chunks of bounded work (SDR_EC_SIMD_WORK bytes of multiply-xor), and
+ *   only where may_use_simd() says so; elsewhere the chunk goes scalar.
+ * - scalar: a buffer times c first builds c's 256-entry product table on
+ *   the stack (cheap next to a 4 KiB packet), then one lookup and one xor
+ *   per byte, eight bytes to a word.
  */
 #include "sdr_ec.h"
+#include "sdr_ec_nib.h"
 
 /*
  * Generated once by a throwaway program: exp[i] = 2^i, multiplying by 2
@@ -233,23 +243,347 @@ static void sdr_ec_mul_set(u8 *dst, const u8 *src, u32 n, u8 c)
 		*dst++ = t[*src++];
 }
 
-int sdr_ec_encode(u32 kg, u32 j, const u8 *const data[], const u32 len[],
-		  u32 pay, u8 *out)
+/*
+ * One dot product over bytes [off, end) of every buffer: out[r] (=, or ^=
+ * if @acc) sum over i < n of coef[r * cs + i] * src[i], for r < nout.
+ * Every src[i] is readable over the whole range.
+ */
+typedef void (*sdr_ec_dot_fn)(u32 n, const u8 *const src[], u32 off, u32 end,
+			      u32 nout, const u8 *coef, u32 cs, u8 *const out[],
+			      bool acc);
+
+static void sdr_ec_dot_scalar(u32 n, const u8 *const src[], u32 off, u32 end,
+			      u32 nout, const u8 *coef, u32 cs,
+			      u8 *const out[], bool acc)
 {
+	u32 r, i;
+
+	for (r = 0; r < nout; r++) {
+		const u8 *c = coef + r * cs;
+
+		i = 0;
+		if (!acc) {
+			if (n)
+				sdr_ec_mul_set(out[r] + off, src[0] + off,
+					       end - off, c[i++]);
+			else
+				memset(out[r] + off, 0, end - off);
+		}
+		for (; i < n; i++)
+			sdr_ec_mul_xor(out[r] + off, src[i] + off, end - off,
+				       c[i]);
+	}
+}
+
+const u8 *sdr_gf_nib_row(u8 c)
+{
+	return sdr_gf_nib[c];
+}
+
+#if defined(SDR_HAVE_X86_SIMD) && !defined(__CHECKER__)
+/*
+ * AVX2, written with GCC's (and clang's) vector extensions and builtins
+ * rather than the intrinsics headers, which a kernel build does not have;
+ * only these functions are compiled for AVX2.
+ */
+#define SDR_AVX2	__attribute__((__target__("avx2")))
+typedef u8 sdr_v32 __attribute__((__vector_size__(32)));
+typedef u8 sdr_v32_un __attribute__((__vector_size__(32), __aligned__(1),
+				     __may_alias__));
+
+static SDR_AVX2 __always_inline sdr_v32 sdr_v_load(const u8 *p)
+{
+	return *(const sdr_v32_un *)p;
+}
+
+static SDR_AVX2 __always_inline void sdr_v_store(u8 *p, sdr_v32 v)
+{
+	*(sdr_v32_un *)p = v;
+}
+
+/* vpshufb: t[i] within each 128-bit lane (the builtin takes char vectors) */
+static SDR_AVX2 __always_inline sdr_v32 sdr_v_shuf(sdr_v32 t, sdr_v32 i)
+{
+	return (sdr_v32)__builtin_ia32_pshufb256((char __attribute__((__vector_size__(32))))t,
+						 (char __attribute__((__vector_size__(32))))i);
+}
+
+/*
+ * The dot product for @R outputs (a constant where this is inlined, so
+ * the accumulators live in registers), 32 bytes at a time.
+ */
+static SDR_AVX2 __always_inline void
+sdr_ec_dot_avx2_rows(const u32 R, u32 n, const u8 *const src[], u32 off,
+		     u32 end, const u8 *coef, u32 cs, u8 *const out[],
+		     bool acc)
+{
+	const sdr_v32 mask = {
+		15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+		15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+	};
+	const sdr_v32 zero = { 0 };
+	sdr_v32 a[8], s, lo, hi;
+	const u8 *t;
+	u32 pos, i, r;
+
+	for (pos = off; pos < end; pos += 32) {
+#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			a[r] = acc ? sdr_v_load(out[r] + pos) : zero;
+		for (i = 0; i < n; i++) {
+			s = sdr_v_load(src[i] + pos);
+			lo = s & mask;
+			hi = s >> 4;
+#pragma GCC unroll 8
+			for (r = 0; r < R; r++) {
+				t = sdr_gf_nib[coef[r * cs + i]];
+				a[r] ^= sdr_v_shuf(sdr_v_load(t), lo) ^
+					sdr_v_shuf(sdr_v_load(t + 32), hi);
+			}
+		}
+#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			sdr_v_store(out[r] + pos, a[r]);
+	}
+}
+
+/* (end - off) is a multiple of 32 */
+static SDR_AVX2 void sdr_ec_dot_avx2(u32 n, const u8 *const src[], u32 off,
+				     u32 end, u32 nout, const u8 *coef, u32 cs,
+				     u8 *const out[], bool acc)
+{
+	u8 *const *o;
+	const u8 *c;
+	u32 r, k;
+
+	for (r = 0; r < nout; r += k) {
+		k = min(nout - r, 8U);
+		c = coef + r * cs;
+		o = out + r;
+		/* one instance per row count: R must be a constant */
+		switch (k) {
+		case 8:
+			sdr_ec_dot_avx2_rows(8, n, src, off, end, c, cs, o, acc);
+			break;
+		case 7:
+			sdr_ec_dot_avx2_rows(7, n, src, off, end, c, cs, o, acc);
+			break;
+		case 6:
+			sdr_ec_dot_avx2_rows(6, n, src, off, end, c, cs, o, acc);
+			break;
+		case 5:
+			sdr_ec_dot_avx2_rows(5, n, src, off, end, c, cs, o, acc);
+			break;
+		case 4:
+			sdr_ec_dot_avx2_rows(4, n, src, off, end, c, cs, o, acc);
+			break;
+		case 3:
+			sdr_ec_dot_avx2_rows(3, n, src, off, end, c, cs, o, acc);
+			break;
+		case 2:
+			sdr_ec_dot_avx2_rows(2, n, src, off, end, c, cs, o, acc);
+			break;
+		default:
+			sdr_ec_dot_avx2_rows(1, n, src, off, end, c, cs, o, acc);
+			break;
+		}
+	}
+}
+
+#define SDR_EC_HAVE_AVX2	1
+#endif
+
+struct sdr_ec_impl {
+	const char	*name;
+	sdr_ec_dot_fn	dot;	/* NULL: sdr_ec_dot_scalar() only */
+	bool		(*usable)(void);
+};
+
+static bool sdr_ec_always(void)
+{
+	return true;
+}
+
+static const struct sdr_ec_impl sdr_ec_impls[] = {
+#ifdef SDR_EC_HAVE_AVX2
+	{ "avx2", sdr_ec_dot_avx2, sdr_cpu_avx2 },
+#endif
+	{ "scalar", NULL, sdr_ec_always },
+};
+
+/* what sdr_ec_set_impl() chose: the last entry (scalar) until it runs */
+static const struct sdr_ec_impl *sdr_ec_cur =
+	&sdr_ec_impls[ARRAY_SIZE(sdr_ec_impls) - 1];
+
+void sdr_ec_init(void)
+{
+	sdr_ec_set_impl("auto");
+}
+
+const char *sdr_ec_impl(void)
+{
+	return READ_ONCE(sdr_ec_cur)->name;
+}
+
+int sdr_ec_set_impl(const char *name)
+{
+	bool any = !strcmp(name, "auto");
 	u32 i;
 
-	if (!kg || kg > SDR_EC_MAX_K || j >= SDR_EC_MAX_M)
+	for (i = 0; i < ARRAY_SIZE(sdr_ec_impls); i++) {
+		if (!any && strcmp(name, sdr_ec_impls[i].name))
+			continue;
+		if (!sdr_ec_impls[i].usable()) {
+			if (any)
+				continue;
+			return -EOPNOTSUPP;
+		}
+		WRITE_ONCE(sdr_ec_cur, &sdr_ec_impls[i]);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* out[r][from, end) ^= coef * src over bytes below each len[i], nibble by nibble */
+static void sdr_ec_dot_tail(u32 n, const u8 *const src[], const u32 len[],
+			    u32 from, u32 end, u32 nout, const u8 *coef,
+			    u32 cs, u8 *const out[])
+{
+	u32 r, i, b, e;
+
+	for (r = 0; r < nout; r++)
+		for (i = 0; i < n; i++) {
+			const u8 *t = sdr_gf_nib[coef[r * cs + i]];
+
+			e = len ? min(len[i], end) : end;
+			for (b = from; b < e; b++)
+				out[r][b] ^= t[src[i][b] & 15] ^
+					     t[32 + (src[i][b] >> 4)];
+		}
+}
+
+/*
+ * The SIMD dot over [off, end) (a multiple of 32 long) in chunks of
+ * SDR_EC_SIMD_WORK bytes of multiply-xor at most: a kernel holds
+ * preemption off inside each.  A chunk where SIMD is not usable goes
+ * scalar.
+ */
+#define SDR_EC_SIMD_WORK	(256U << 10)
+
+static void sdr_ec_dot_simd(sdr_ec_dot_fn dot, u32 n, const u8 *const src[],
+			    u32 off, u32 end, u32 nout, const u8 *coef, u32 cs,
+			    u8 *const out[], bool acc)
+{
+	u32 step = max(SDR_EC_SIMD_WORK / max(n * nout, 1U), 32U) & ~31U, e;
+
+	for (; off < end; off = e) {
+		e = end - off > step ? off + step : end;
+		if (sdr_simd_begin()) {
+			dot(n, src, off, e, nout, coef, cs, out, acc);
+			sdr_simd_end();
+		} else {
+			sdr_ec_dot_scalar(n, src, off, e, nout, coef, cs, out,
+					  acc);
+		}
+	}
+}
+
+/*
+ * out[r] (=, or ^= if @acc) sum over i < n of coef[r * cs + i] * src[i],
+ * pay bytes each, src[i] read as zero past len[i] (NULL: all pay).
+ */
+static void sdr_ec_dot(u32 n, const u8 *const src[], const u32 len[], u32 pay,
+		       u32 nout, const u8 *coef, u32 cs, u8 *const out[],
+		       bool acc)
+{
+	sdr_ec_dot_fn dot = READ_ONCE(sdr_ec_cur)->dot;
+	u32 pv = pay & ~31U, i, r, lv;
+	bool all_full = true;
+
+	for (i = 0; len && i < n; i++)
+		all_full &= len[i] >= pay;
+	if (!dot || pay < 32) {
+		if (all_full) {
+			sdr_ec_dot_scalar(n, src, 0, pay, nout, coef, cs, out,
+					  acc);
+			return;
+		}
+		if (!acc)
+			for (r = 0; r < nout; r++)
+				memset(out[r], 0, pay);
+		for (r = 0; r < nout; r++)
+			for (i = 0; i < n; i++)
+				sdr_ec_mul_xor(out[r], src[i], len[i],
+					       coef[r * cs + i]);
+		return;
+	}
+	if (all_full && !acc) {
+		/* the last 32 bytes again, overlapping: = is idempotent */
+		sdr_ec_dot_simd(dot, n, src, 0, pv, nout, coef, cs, out, false);
+		if (pv < pay)
+			sdr_ec_dot_simd(dot, n, src, pay - 32, pay, nout, coef, cs,
+					out, false);
+		return;
+	}
+	if (!acc)
+		for (r = 0; r < nout; r++)
+			memset(out[r], 0, pay);
+	/* runs of full inputs together; a short one (a last packet) alone */
+	for (i = 0; i < n; i = r) {
+		lv = len && len[i] < pay ? len[i] : pay;
+		r = i + 1;
+		if (lv == pay)
+			while (r < n && (!len || len[r] >= pay))
+				r++;
+		sdr_ec_dot_simd(dot, r - i, src + i, 0, lv & ~31U, nout, coef + i,
+				cs, out, true);
+		sdr_ec_dot_tail(r - i, src + i, NULL, lv & ~31U, lv, nout,
+				coef + i, cs, out);
+	}
+}
+
+/*
+ * The coefficients of parity rows j0 .. j0 + nout - 1 over data columns
+ * 0 .. kg - 1, row stride SDR_EC_MAX_K.
+ */
+static void sdr_ec_cauchy_block(u8 c[][SDR_EC_MAX_K], u32 j0, u32 nout,
+				u32 kg)
+{
+	u32 r, i;
+
+	for (r = 0; r < nout; r++)
+		for (i = 0; i < kg; i++)
+			c[r][i] = sdr_ec_coef(j0 + r, i);
+}
+
+/* rows per pass of the encoder's and the decoder's coefficient blocks */
+#define SDR_EC_BATCH	8
+
+int sdr_ec_encode_rows(u32 kg, u32 j0, u32 nrows, const u8 *const data[],
+		       const u32 len[], u32 pay, u8 *const out[])
+{
+	u8 c[SDR_EC_BATCH][SDR_EC_MAX_K];
+	u32 i, r, k;
+
+	if (!kg || kg > SDR_EC_MAX_K || !nrows || j0 >= SDR_EC_MAX_M ||
+	    nrows > SDR_EC_MAX_M - j0)
 		return -EINVAL;
 	for (i = 0; i < kg; i++)
 		if (len[i] > pay)
 			return -EINVAL;
-	/* the first symbol sets out, which saves a pass of zeroing */
-	sdr_ec_mul_set(out, data[0], len[0], sdr_ec_coef(j, 0));
-	if (len[0] < pay)
-		memset(out + len[0], 0, pay - len[0]);
-	for (i = 1; i < kg; i++)
-		sdr_ec_mul_xor(out, data[i], len[i], sdr_ec_coef(j, i));
+	for (r = 0; r < nrows; r += k) {
+		k = min(nrows - r, (u32)SDR_EC_BATCH);
+		sdr_ec_cauchy_block(c, j0 + r, k, kg);
+		sdr_ec_dot(kg, data, len, pay, k, &c[0][0], SDR_EC_MAX_K,
+			   out + r, false);
+	}
 	return 0;
+}
+
+int sdr_ec_encode(u32 kg, u32 j, const u8 *const data[], const u32 len[],
+		  u32 pay, u8 *out)
+{
+	return sdr_ec_encode_rows(kg, j, 1, data, len, pay, &out);
 }
 
 /*
@@ -285,6 +619,46 @@ static int sdr_ec_invert(u8 a[][SDR_EC_MAX_M], u32 e)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Decode's pass over the data: data[miss[t]] = sum over the kg symbols
+ * that arrived (the present data, and parity rows row[0 .. e) standing in
+ * for the missing) of D[t][.] times each, where D = Ainv x [C over the
+ * present data | I over the parity rows] and Ainv (@a) inverts C over the
+ * missing columns.  Eight outputs per pass.  A function of its own so
+ * that neither frame holds both this one's tables and @a.
+ */
+static noinline void sdr_ec_decode_apply(u32 kg, u32 e, u64 have,
+					 u8 a[][SDR_EC_MAX_M], const u8 *miss,
+					 const u8 *row, u8 *const data[],
+					 u8 *const par[], u32 pay)
+{
+	u8 c[SDR_EC_BATCH][SDR_EC_MAX_K], x;
+	const u8 *in[SDR_EC_MAX_K];
+	u8 *o[SDR_EC_BATCH];
+	u32 i, t, tt, k, r, lost;
+
+	for (i = 0, lost = 0; i < kg; i++)
+		in[i] = have & BIT_ULL(i) ? data[i] : par[row[lost++]];
+	for (t = 0; t < e; t += k) {
+		k = min(e - t, (u32)SDR_EC_BATCH);
+		for (tt = 0; tt < k; tt++) {
+			o[tt] = data[miss[t + tt]];
+			for (i = 0, lost = 0; i < kg; i++) {
+				if (!(have & BIT_ULL(i))) {
+					c[tt][i] = a[t + tt][lost++];
+					continue;
+				}
+				for (r = 0, x = 0; r < e; r++)
+					x ^= sdr_gf_mul(a[t + tt][r],
+							sdr_ec_coef(row[r], i));
+				c[tt][i] = x;
+			}
+		}
+		sdr_ec_dot(kg, in, NULL, pay, k, &c[0][0], SDR_EC_MAX_K, o,
+			   false);
+	}
 }
 
 int sdr_ec_decode(u32 kg, u32 m, u64 have, u8 *const data[], u8 *const par[],
@@ -327,24 +701,6 @@ int sdr_ec_decode(u32 kg, u32 m, u64 have, u8 *const data[], u8 *const par[],
 			a[r][t] = sdr_ec_coef(row[r], miss[t]);
 	if (sdr_ec_invert(a, e))
 		return -EINVAL;
-
-	/*
-	 * Syndromes: parity row minus the part the present data contributes
-	 * leaves sum_t C[row_r][miss_t] * data[miss_t], in place.
-	 */
-	for (r = 0; r < e; r++)
-		for (i = 0; i < kg; i++)
-			if (have & BIT_ULL(i))
-				sdr_ec_mul_xor(par[row[r]], data[i], pay,
-					       sdr_ec_coef(row[r], i));
-
-	/* data[miss_t] = sum_r Ainv[t][r] * s_r */
-	for (t = 0; t < e; t++) {
-		u8 *out = data[miss[t]];
-
-		sdr_ec_mul_set(out, par[row[0]], pay, a[t][0]);
-		for (r = 1; r < e; r++)
-			sdr_ec_mul_xor(out, par[row[r]], pay, a[t][r]);
-	}
+	sdr_ec_decode_apply(kg, e, have, a, miss, row, data, par, pay);
 	return e;
 }

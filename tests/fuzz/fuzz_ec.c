@@ -9,6 +9,9 @@
  * to pay) and only the first e present parity rows were touched; a stray
  * have bit at or above kg gives -EINVAL and writes nothing.  Each symbol is
  * its own allocation of the exact size, so ASan sees any stray access.
+ * A flag picks the codec's implementation (sdr_ec_set_impl: the fastest
+ * this CPU has, or scalar); each parity row is also built by the other
+ * one and must be the same bytes.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -21,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CANARY		0xa5
 #define F_STRAY		0x01	/* set a have bit at or above kg */
+#define F_SCALAR	0x02	/* code with "scalar", not "auto" */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,9 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	kg = 1 + take(&in, 1) % SDR_EC_MAX_K;
 	m = take(&in, 1) % (SDR_EC_MAX_M + 1);
-	pay = 1 + take(&in, 1) % 64;
+	pay = 1 + take(&in, 1);		/* 1..256: SIMD blocks and tails */
 	last = take(&in, 1) % (pay + 1);
 	flags = take(&in, 1);
+	if (sdr_ec_set_impl(flags & F_SCALAR ? "scalar" : "auto"))
+		abort();
 	all = kg == 64 ? ~0ULL : BIT_ULL(kg) - 1;
 	have = take(&in, 8) & all;
 	pmask = (u32)take(&in, 4) & (m == 32 ? ~0U : (u32)BIT(m) - 1);
@@ -65,6 +71,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prx[j] = malloc(pay);
 		if (sdr_ec_encode(kg, j, (const u8 *const *)orig, len, pay,
 				  par[j]))
+			abort();
+		/* the other implementation: the same bytes */
+		if (sdr_ec_set_impl(flags & F_SCALAR ? "auto" : "scalar") ||
+		    sdr_ec_encode_rows(kg, j, 1, (const u8 *const *)orig, len,
+				       pay, &prx[j]) ||
+		    memcmp(prx[j], par[j], pay) ||
+		    sdr_ec_set_impl(flags & F_SCALAR ? "scalar" : "auto"))
 			abort();
 		memcpy(prx[j], par[j], pay);
 		pptr[j] = prx[j];

@@ -12,10 +12,12 @@
  */
 #include "tap.h"
 #include "tests.h"
+#include "sdr_ec.h"
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sdr_ec_init();
 	tap_select(argc, argv);
 	test_wire();
 	test_bitmap();

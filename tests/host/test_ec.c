@@ -3,9 +3,13 @@
  * Cauchy Reed-Solomon codec: the field against a shift-and-add reference,
  * every erasure pattern of small codes, random worst-case patterns (exactly
  * m erasures) of the large ones, short symbols and short submessages, bad
- * arguments.  Every buffer is its own malloc of the exact size, so ASan
- * sees any access past a symbol.
+ * arguments, each under every implementation this CPU has (sdr_ec_impl:
+ * avx2, scalar).  The implementations against each other and against
+ * ISA-L's ec_encode_data() given sdr's coefficients: identical bytes on
+ * random geometries, lengths and alignments.  Every buffer is its own
+ * malloc of the exact size, so ASan sees any access past a symbol.
  */
+#include <isa-l/erasure_code.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +59,32 @@ static void test_ec_gf(void)
 		CHECK_EQ(sdr_gf_mul(sdr_gf_inv((u8)a), (u8)a), 1);
 	CHECK_EQ(sdr_gf_inv(0), 0);
 	CHECK_EQ(sdr_gf_inv(1), 1);
+}
+
+/* sdr_ec_nib.h: every entry, both lanes */
+static void test_ec_nib_table(void)
+{
+	u32 c, x, bad = 0;
+
+	for (c = 0; c < 256; c++) {
+		const u8 *t = sdr_gf_nib_row((u8)c);
+
+		for (x = 0; x < 16; x++) {
+			u8 lo = ref_mul((u8)c, (u8)x);
+			u8 hi = ref_mul((u8)c, (u8)(x << 4));
+
+			bad += t[x] != lo || t[x + 16] != lo ||
+			       t[x + 32] != hi || t[x + 48] != hi;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	/* the choice of implementation, by name */
+	CHECK_EQ(sdr_ec_set_impl("bogus"), -EINVAL);
+	CHECK_EQ(sdr_ec_set_impl("scalar"), 0);
+	CHECK(!strcmp(sdr_ec_impl(), "scalar"));
+	CHECK_EQ(sdr_ec_set_impl("auto"), 0);
+	CHECK(!strcmp(sdr_ec_impl(), __builtin_cpu_supports("avx2") ?
+				     "avx2" : "scalar"));
 }
 
 static void test_ec_coef(void)
@@ -427,13 +457,167 @@ static void test_ec_throughput(void)
 	sub_free(&s);
 }
 
+static const char *const impls[] = { "avx2", "scalar" };
+
+/* Run @fn under each implementation this CPU has; say which ran. */
+static void each_impl(void (*fn)(void))
+{
+	u32 i, ran = 0;
+
+	for (i = 0; i < ARRAY_SIZE(impls); i++) {
+		int ret = sdr_ec_set_impl(impls[i]);
+
+		if (ret == -EOPNOTSUPP) {
+			tap_diag("%s: not on this CPU", impls[i]);
+			continue;
+		}
+		CHECK_EQ(ret, 0);
+		CHECK(!strcmp(sdr_ec_impl(), impls[i]));
+		fn();
+		ran++;
+	}
+	CHECK(ran > 0);
+	sdr_ec_init();
+}
+
+static void test_ec_exhaustive_all(void)
+{
+	each_impl(test_ec_exhaustive);
+}
+
+static void test_ec_random_large_all(void)
+{
+	each_impl(test_ec_random_large);
+}
+
+static void test_ec_short_submsg_all(void)
+{
+	each_impl(test_ec_short_submsg);
+}
+
+static void test_ec_bad_args_all(void)
+{
+	each_impl(test_ec_bad_args);
+}
+
+/*
+ * Random geometry, packet size (1..5000: under 32 bytes, not a multiple
+ * of 32), short symbols anywhere and buffers at odd addresses: parity
+ * from sdr_ec_encode_rows() under every implementation, from
+ * sdr_ec_encode() row by row, and from ISA-L, all the same; decode of a
+ * random loss pattern the same under every implementation.
+ */
+static void test_ec_impls_identical(void)
+{
+	u64 seed = 0x5eed5eed12345678ULL;
+	u32 it, fails = 0, avx2 = !sdr_ec_set_impl("avx2");
+
+	if (!avx2)
+		tap_diag("avx2: not on this CPU; scalar against ISA-L only");
+	for (it = 0; it < 300; it++) {
+		u32 kg = 1 + (u32)(rng(&seed) % SDR_EC_MAX_K);
+		u32 m = 1 + (u32)(rng(&seed) % SDR_EC_MAX_M);
+		u32 pay = 1 + (u32)(rng(&seed) % 5000), i, j, b, x;
+		u8 *raw[SDR_EC_MAX_K], *d[SDR_EC_MAX_K], *full[SDR_EC_MAX_K];
+		u8 *par[2][SDR_EC_MAX_M], *row1[SDR_EC_MAX_M], *ip[SDR_EC_MAX_M];
+		u8 *rx[2][SDR_EC_MAX_K];
+		u8 coef[SDR_EC_MAX_M * SDR_EC_MAX_K];
+		u8 *tbls = malloc(32 * SDR_EC_MAX_M * SDR_EC_MAX_K);
+		u32 len[SDR_EC_MAX_K];
+		u32 pmask;
+		u64 have;
+		int bad = 0;
+
+		for (i = 0; i < kg; i++) {
+			x = (u32)(rng(&seed) % 4);
+			len[i] = x ? pay : (u32)(rng(&seed) % (pay + 1));
+			raw[i] = malloc(len[i] + 8);
+			d[i] = raw[i] + (rng(&seed) % 8);
+			for (b = 0; b < len[i]; b++)
+				d[i][b] = (u8)rng(&seed);
+			full[i] = calloc(1, pay);	/* zero-padded, for ISA-L */
+			memcpy(full[i], d[i], len[i]);
+		}
+		for (j = 0; j < m; j++) {
+			par[0][j] = malloc(pay);
+			par[1][j] = malloc(pay);
+			row1[j] = malloc(pay);
+			ip[j] = malloc(pay);
+			for (i = 0; i < kg; i++)
+				coef[j * kg + i] = sdr_ec_coef(j, i);
+		}
+		for (x = 0; x < 2; x++) {
+			if (sdr_ec_set_impl(impls[x]))
+				continue;
+			CHECK_EQ(sdr_ec_encode_rows(kg, 0, m, (const u8 *const *)d,
+						    len, pay, par[x]), 0);
+		}
+		if (!avx2)
+			for (j = 0; j < m; j++)
+				memcpy(par[0][j], par[1][j], pay);
+		for (j = 0; j < m; j++)
+			CHECK_EQ(sdr_ec_encode(kg, j, (const u8 *const *)d, len,
+					       pay, row1[j]), 0);
+		ec_init_tables((int)kg, (int)m, coef, tbls);
+		ec_encode_data((int)pay, (int)kg, (int)m, tbls, full, ip);
+		for (j = 0; j < m; j++)
+			bad |= memcmp(par[0][j], ip[j], pay) ||
+			       memcmp(par[1][j], ip[j], pay) ||
+			       memcmp(row1[j], ip[j], pay);
+
+		/* decode: up to m of the kg + m lost, both implementations */
+		random_erasure(kg, m, (u32)(rng(&seed) % (m + 1)), &seed, &have,
+			       &pmask);
+		for (x = 0; x < 2; x++) {
+			u8 *pp[SDR_EC_MAX_M];
+			int ret;
+
+			for (i = 0; i < kg; i++) {
+				rx[x][i] = malloc(pay);
+				if (have & BIT_ULL(i))
+					memcpy(rx[x][i], full[i], pay);
+				else
+					memset(rx[x][i], CANARY, pay);
+			}
+			for (j = 0; j < m; j++)
+				pp[j] = pmask & BIT(j) ? ip[j] : NULL;
+			if (sdr_ec_set_impl(impls[x]))
+				continue;
+			ret = sdr_ec_decode(kg, m, have, rx[x], pp, pay);
+			bad |= ret != (int)(kg - __builtin_popcountll(have));
+			for (i = 0; i < kg; i++)
+				bad |= memcmp(rx[x][i], full[i], pay) != 0;
+		}
+		for (i = 0; i < kg; i++) {
+			free(rx[0][i]);
+			free(rx[1][i]);
+			free(raw[i]);
+			free(full[i]);
+		}
+		for (j = 0; j < m; j++) {
+			free(par[0][j]);
+			free(par[1][j]);
+			free(row1[j]);
+			free(ip[j]);
+		}
+		free(tbls);
+		if (bad && fails++ < 5)
+			tap_diag("(%u, %u) pay %u: outputs differ", kg, m, pay);
+	}
+	sdr_ec_init();
+	CHECK_EQ(fails, 0);
+}
+
 void test_ec(void)
 {
+	tap_diag("codec: %s", sdr_ec_impl());
 	TAP_RUN(test_ec_gf);
 	TAP_RUN(test_ec_coef);
-	TAP_RUN(test_ec_exhaustive);
-	TAP_RUN(test_ec_random_large);
-	TAP_RUN(test_ec_short_submsg);
-	TAP_RUN(test_ec_bad_args);
+	TAP_RUN(test_ec_nib_table);
+	TAP_RUN(test_ec_exhaustive_all);
+	TAP_RUN(test_ec_random_large_all);
+	TAP_RUN(test_ec_short_submsg_all);
+	TAP_RUN(test_ec_bad_args_all);
+	TAP_RUN(test_ec_impls_identical);
 	TAP_RUN(test_ec_throughput);
 }
