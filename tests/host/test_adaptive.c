@@ -10,7 +10,9 @@
  *   with jitter has it), where SR waits for its RTO;
  * - reordering the flow has seen before costs no NACK and no resend,
  *   where the first time it did (and SR does every time);
- * - a lost COMPLETE ACK costs nothing: the receiver sent two.
+ * - a lost COMPLETE ACK costs nothing: the receiver sent two;
+ * - the pacing gain follows the queue over the base RTT, and a path that
+ *   became longer is taken as it is within two base-RTT windows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -367,10 +369,59 @@ static void test_adaptive_complete_said_twice(void)
 	free(m);
 }
 
+/* from message 10 on, every packet takes 6 ms longer: a longer path */
+static u64 longer_path(u32 msg, u32 idx, u32 ntx)
+{
+	(void)idx;
+	(void)ntx;
+	return msg >= 10 ? 6 * MS : 0;
+}
+
+static u64 base_rtt(const struct sdr_sr_flow *f)
+{
+	return min(f->base_rtt_ns, f->base_win_ns);
+}
+
+static void test_adaptive_pace_follows_queue(void)
+{
+	struct mini *m = malloc(sizeof(*m));
+	u64 base0, t0;
+	u32 i;
+
+	mini_init(m, true, 1 * MS);
+	m->late = longer_path;
+	for (i = 0; i < 10; i++)
+		CHECK(mini_msg(m, i) > 0);
+	base0 = base_rtt(&m->fs);
+	tap_diag("clean: base RTT %.2f ms, gain %u/8, gap %llu ns",
+		 base0 / 1e6, m->fs.pace_gain,
+		 (unsigned long long)m->fs.peer_gap_ns);
+	/* 10 ms of propagation, a packet's serialization, the ACK delay */
+	CHECK(base0 >= 10 * MS && base0 < 12 * MS);
+	CHECK(m->fs.pace_gain >= 8);
+	/* 6 ms more than the base is a queue past twice the threshold */
+	CHECK(mini_msg(m, 10) > 0);
+	tap_diag("6 ms longer: latest RTT %.2f ms, gain %u/8",
+		 m->fs.rtt.latest_ns / 1e6, m->fs.pace_gain);
+	CHECK_EQ(m->fs.pace_gain, 7);
+	CHECK_EQ(base_rtt(&m->fs), base0);
+	/* two 10 s windows later the longer path is the base */
+	t0 = m->now;
+	for (i = 11; m->now - t0 < 21000 * MS && i < 5000; i++)
+		CHECK(mini_msg(m, i) > 0);
+	tap_diag("after %u messages, %.1f s: base RTT %.2f ms, gain %u/8",
+		 i - 11, (m->now - t0) / 1e9, base_rtt(&m->fs) / 1e6,
+		 m->fs.pace_gain);
+	CHECK(base_rtt(&m->fs) >= 16 * MS);
+	CHECK(m->fs.pace_gain >= 8);
+	free(m);
+}
+
 void test_adaptive(void)
 {
 	TAP_RUN(test_adaptive_tail_loss_before_rto);
 	TAP_RUN(test_adaptive_learned_reordering_costs_nothing);
 	TAP_RUN(test_adaptive_complete_reports_lost);
 	TAP_RUN(test_adaptive_complete_said_twice);
+	TAP_RUN(test_adaptive_pace_follows_queue);
 }
