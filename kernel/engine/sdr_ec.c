@@ -243,35 +243,48 @@ static void sdr_ec_mul_set(u8 *dst, const u8 *src, u32 n, u8 c)
 		*dst++ = t[*src++];
 }
 
+/* outputs per pass of a dot product: what fits in the registers */
+#define SDR_EC_BATCH	8
+
+/*
+ * A pass's coefficients, input-major as the pass walks them: for input i
+ * and output r, c * 64, the offset of coefficient c's row in sdr_gf_nib
+ * (so the SIMD loop adds it to the table's base and nothing else).
+ */
+struct sdr_ec_coefs {
+	u16	off[SDR_EC_MAX_K][SDR_EC_BATCH];
+};
+
+#define SDR_EC_OFF(c)	((u16)((c) << 6))
+#define SDR_EC_C(o)	((u8)((o) >> 6))
+
 /*
  * One dot product over bytes [off, end) of every buffer: out[r] (=, or ^=
- * if @acc) sum over i < n of coef[r * cs + i] * src[i], for r < nout.
- * Every src[i] is readable over the whole range.
+ * if @acc) sum over i < n of coefficient co[i][r] times src[i], for r <
+ * nout <= SDR_EC_BATCH.  Every src[i] is readable over the whole range.
  */
 typedef void (*sdr_ec_dot_fn)(u32 n, const u8 *const src[], u32 off, u32 end,
-			      u32 nout, const u8 *coef, u32 cs, u8 *const out[],
-			      bool acc);
+			      u32 nout, const u16 (*co)[SDR_EC_BATCH],
+			      u8 *const out[], bool acc);
 
 static void sdr_ec_dot_scalar(u32 n, const u8 *const src[], u32 off, u32 end,
-			      u32 nout, const u8 *coef, u32 cs,
+			      u32 nout, const u16 (*co)[SDR_EC_BATCH],
 			      u8 *const out[], bool acc)
 {
 	u32 r, i;
 
 	for (r = 0; r < nout; r++) {
-		const u8 *c = coef + r * cs;
-
 		i = 0;
 		if (!acc) {
 			if (n)
 				sdr_ec_mul_set(out[r] + off, src[0] + off,
-					       end - off, c[i++]);
+					       end - off, SDR_EC_C(co[i++][r]));
 			else
 				memset(out[r] + off, 0, end - off);
 		}
 		for (; i < n; i++)
 			sdr_ec_mul_xor(out[r] + off, src[i] + off, end - off,
-				       c[i]);
+				       SDR_EC_C(co[i][r]));
 	}
 }
 
@@ -314,16 +327,16 @@ static SDR_AVX2 __always_inline sdr_v32 sdr_v_shuf(sdr_v32 t, sdr_v32 i)
  */
 static SDR_AVX2 __always_inline void
 sdr_ec_dot_avx2_rows(const u32 R, u32 n, const u8 *const src[], u32 off,
-		     u32 end, const u8 *coef, u32 cs, u8 *const out[],
+		     u32 end, const u16 (*co)[SDR_EC_BATCH], u8 *const out[],
 		     bool acc)
 {
 	const sdr_v32 mask = {
 		15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
 		15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
 	};
+	const u8 *nib = &sdr_gf_nib[0][0], *t;
 	const sdr_v32 zero = { 0 };
-	sdr_v32 a[8], s, lo, hi;
-	const u8 *t;
+	sdr_v32 a[SDR_EC_BATCH], s, lo, hi;
 	u32 pos, i, r;
 
 	for (pos = off; pos < end; pos += 32) {
@@ -336,7 +349,7 @@ sdr_ec_dot_avx2_rows(const u32 R, u32 n, const u8 *const src[], u32 off,
 			hi = s >> 4;
 #pragma GCC unroll 8
 			for (r = 0; r < R; r++) {
-				t = sdr_gf_nib[coef[r * cs + i]];
+				t = nib + co[i][r];
 				a[r] ^= sdr_v_shuf(sdr_v_load(t), lo) ^
 					sdr_v_shuf(sdr_v_load(t + 32), hi);
 			}
@@ -347,46 +360,37 @@ sdr_ec_dot_avx2_rows(const u32 R, u32 n, const u8 *const src[], u32 off,
 	}
 }
 
-/* (end - off) is a multiple of 32 */
+/* (end - off) is a multiple of 32; one instance per R, a constant */
 static SDR_AVX2 void sdr_ec_dot_avx2(u32 n, const u8 *const src[], u32 off,
-				     u32 end, u32 nout, const u8 *coef, u32 cs,
+				     u32 end, u32 nout,
+				     const u16 (*co)[SDR_EC_BATCH],
 				     u8 *const out[], bool acc)
 {
-	u8 *const *o;
-	const u8 *c;
-	u32 r, k;
-
-	for (r = 0; r < nout; r += k) {
-		k = min(nout - r, 8U);
-		c = coef + r * cs;
-		o = out + r;
-		/* one instance per row count: R must be a constant */
-		switch (k) {
-		case 8:
-			sdr_ec_dot_avx2_rows(8, n, src, off, end, c, cs, o, acc);
-			break;
-		case 7:
-			sdr_ec_dot_avx2_rows(7, n, src, off, end, c, cs, o, acc);
-			break;
-		case 6:
-			sdr_ec_dot_avx2_rows(6, n, src, off, end, c, cs, o, acc);
-			break;
-		case 5:
-			sdr_ec_dot_avx2_rows(5, n, src, off, end, c, cs, o, acc);
-			break;
-		case 4:
-			sdr_ec_dot_avx2_rows(4, n, src, off, end, c, cs, o, acc);
-			break;
-		case 3:
-			sdr_ec_dot_avx2_rows(3, n, src, off, end, c, cs, o, acc);
-			break;
-		case 2:
-			sdr_ec_dot_avx2_rows(2, n, src, off, end, c, cs, o, acc);
-			break;
-		default:
-			sdr_ec_dot_avx2_rows(1, n, src, off, end, c, cs, o, acc);
-			break;
-		}
+	switch (nout) {
+	case 8:
+		sdr_ec_dot_avx2_rows(8, n, src, off, end, co, out, acc);
+		break;
+	case 7:
+		sdr_ec_dot_avx2_rows(7, n, src, off, end, co, out, acc);
+		break;
+	case 6:
+		sdr_ec_dot_avx2_rows(6, n, src, off, end, co, out, acc);
+		break;
+	case 5:
+		sdr_ec_dot_avx2_rows(5, n, src, off, end, co, out, acc);
+		break;
+	case 4:
+		sdr_ec_dot_avx2_rows(4, n, src, off, end, co, out, acc);
+		break;
+	case 3:
+		sdr_ec_dot_avx2_rows(3, n, src, off, end, co, out, acc);
+		break;
+	case 2:
+		sdr_ec_dot_avx2_rows(2, n, src, off, end, co, out, acc);
+		break;
+	case 1:
+		sdr_ec_dot_avx2_rows(1, n, src, off, end, co, out, acc);
+		break;
 	}
 }
 
@@ -444,16 +448,16 @@ int sdr_ec_set_impl(const char *name)
 	return -EINVAL;
 }
 
-/* out[r][from, end) ^= coef * src over bytes below each len[i], nibble by nibble */
+/* out[r][from, end) ^= co[i][r] * src[i] below len[i], nibble by nibble */
 static void sdr_ec_dot_tail(u32 n, const u8 *const src[], const u32 len[],
-			    u32 from, u32 end, u32 nout, const u8 *coef,
-			    u32 cs, u8 *const out[])
+			    u32 from, u32 end, u32 nout,
+			    const u16 (*co)[SDR_EC_BATCH], u8 *const out[])
 {
 	u32 r, i, b, e;
 
 	for (r = 0; r < nout; r++)
 		for (i = 0; i < n; i++) {
-			const u8 *t = sdr_gf_nib[coef[r * cs + i]];
+			const u8 *t = &sdr_gf_nib[0][0] + co[i][r];
 
 			e = len ? min(len[i], end) : end;
 			for (b = from; b < e; b++)
@@ -471,29 +475,30 @@ static void sdr_ec_dot_tail(u32 n, const u8 *const src[], const u32 len[],
 #define SDR_EC_SIMD_WORK	(256U << 10)
 
 static void sdr_ec_dot_simd(sdr_ec_dot_fn dot, u32 n, const u8 *const src[],
-			    u32 off, u32 end, u32 nout, const u8 *coef, u32 cs,
-			    u8 *const out[], bool acc)
+			    u32 off, u32 end, u32 nout,
+			    const u16 (*co)[SDR_EC_BATCH], u8 *const out[],
+			    bool acc)
 {
 	u32 step = max(SDR_EC_SIMD_WORK / max(n * nout, 1U), 32U) & ~31U, e;
 
 	for (; off < end; off = e) {
 		e = end - off > step ? off + step : end;
 		if (sdr_simd_begin()) {
-			dot(n, src, off, e, nout, coef, cs, out, acc);
+			dot(n, src, off, e, nout, co, out, acc);
 			sdr_simd_end();
 		} else {
-			sdr_ec_dot_scalar(n, src, off, e, nout, coef, cs, out,
-					  acc);
+			sdr_ec_dot_scalar(n, src, off, e, nout, co, out, acc);
 		}
 	}
 }
 
 /*
- * out[r] (=, or ^= if @acc) sum over i < n of coef[r * cs + i] * src[i],
- * pay bytes each, src[i] read as zero past len[i] (NULL: all pay).
+ * out[r] (=, or ^= if @acc) sum over i < n of co[i][r] times src[i], for
+ * r < nout <= SDR_EC_BATCH, pay bytes each, src[i] read as zero past
+ * len[i] (NULL: all pay).
  */
 static void sdr_ec_dot(u32 n, const u8 *const src[], const u32 len[], u32 pay,
-		       u32 nout, const u8 *coef, u32 cs, u8 *const out[],
+		       u32 nout, const u16 (*co)[SDR_EC_BATCH], u8 *const out[],
 		       bool acc)
 {
 	sdr_ec_dot_fn dot = READ_ONCE(sdr_ec_cur)->dot;
@@ -504,8 +509,7 @@ static void sdr_ec_dot(u32 n, const u8 *const src[], const u32 len[], u32 pay,
 		all_full &= len[i] >= pay;
 	if (!dot || pay < 32) {
 		if (all_full) {
-			sdr_ec_dot_scalar(n, src, 0, pay, nout, coef, cs, out,
-					  acc);
+			sdr_ec_dot_scalar(n, src, 0, pay, nout, co, out, acc);
 			return;
 		}
 		if (!acc)
@@ -514,14 +518,14 @@ static void sdr_ec_dot(u32 n, const u8 *const src[], const u32 len[], u32 pay,
 		for (r = 0; r < nout; r++)
 			for (i = 0; i < n; i++)
 				sdr_ec_mul_xor(out[r], src[i], len[i],
-					       coef[r * cs + i]);
+					       SDR_EC_C(co[i][r]));
 		return;
 	}
 	if (all_full && !acc) {
 		/* the last 32 bytes again, overlapping: = is idempotent */
-		sdr_ec_dot_simd(dot, n, src, 0, pv, nout, coef, cs, out, false);
+		sdr_ec_dot_simd(dot, n, src, 0, pv, nout, co, out, false);
 		if (pv < pay)
-			sdr_ec_dot_simd(dot, n, src, pay - 32, pay, nout, coef, cs,
+			sdr_ec_dot_simd(dot, n, src, pay - 32, pay, nout, co,
 					out, false);
 		return;
 	}
@@ -535,35 +539,18 @@ static void sdr_ec_dot(u32 n, const u8 *const src[], const u32 len[], u32 pay,
 		if (lv == pay)
 			while (r < n && (!len || len[r] >= pay))
 				r++;
-		sdr_ec_dot_simd(dot, r - i, src + i, 0, lv & ~31U, nout, coef + i,
-				cs, out, true);
+		sdr_ec_dot_simd(dot, r - i, src + i, 0, lv & ~31U, nout,
+				co + i, out, true);
 		sdr_ec_dot_tail(r - i, src + i, NULL, lv & ~31U, lv, nout,
-				coef + i, cs, out);
+				co + i, out);
 	}
 }
-
-/*
- * The coefficients of parity rows j0 .. j0 + nout - 1 over data columns
- * 0 .. kg - 1, row stride SDR_EC_MAX_K.
- */
-static void sdr_ec_cauchy_block(u8 c[][SDR_EC_MAX_K], u32 j0, u32 nout,
-				u32 kg)
-{
-	u32 r, i;
-
-	for (r = 0; r < nout; r++)
-		for (i = 0; i < kg; i++)
-			c[r][i] = sdr_ec_coef(j0 + r, i);
-}
-
-/* rows per pass of the encoder's and the decoder's coefficient blocks */
-#define SDR_EC_BATCH	8
 
 int sdr_ec_encode_rows(u32 kg, u32 j0, u32 nrows, const u8 *const data[],
 		       const u32 len[], u32 pay, u8 *const out[])
 {
-	u8 c[SDR_EC_BATCH][SDR_EC_MAX_K];
-	u32 i, r, k;
+	struct sdr_ec_coefs co;
+	u32 i, r, k, t;
 
 	if (!kg || kg > SDR_EC_MAX_K || !nrows || j0 >= SDR_EC_MAX_M ||
 	    nrows > SDR_EC_MAX_M - j0)
@@ -573,9 +560,10 @@ int sdr_ec_encode_rows(u32 kg, u32 j0, u32 nrows, const u8 *const data[],
 			return -EINVAL;
 	for (r = 0; r < nrows; r += k) {
 		k = min(nrows - r, (u32)SDR_EC_BATCH);
-		sdr_ec_cauchy_block(c, j0 + r, k, kg);
-		sdr_ec_dot(kg, data, len, pay, k, &c[0][0], SDR_EC_MAX_K,
-			   out + r, false);
+		for (i = 0; i < kg; i++)
+			for (t = 0; t < k; t++)
+				co.off[i][t] = SDR_EC_OFF(sdr_ec_coef(j0 + r + t, i));
+		sdr_ec_dot(kg, data, len, pay, k, co.off, out + r, false);
 	}
 	return 0;
 }
@@ -634,9 +622,9 @@ static noinline void sdr_ec_decode_apply(u32 kg, u32 e, u64 have,
 					 const u8 *row, u8 *const data[],
 					 u8 *const par[], u32 pay)
 {
-	u8 c[SDR_EC_BATCH][SDR_EC_MAX_K], x;
 	const u8 *in[SDR_EC_MAX_K];
-	u8 *o[SDR_EC_BATCH];
+	struct sdr_ec_coefs co;
+	u8 *o[SDR_EC_BATCH], x;
 	u32 i, t, tt, k, r, lost;
 
 	for (i = 0, lost = 0; i < kg; i++)
@@ -647,17 +635,16 @@ static noinline void sdr_ec_decode_apply(u32 kg, u32 e, u64 have,
 			o[tt] = data[miss[t + tt]];
 			for (i = 0, lost = 0; i < kg; i++) {
 				if (!(have & BIT_ULL(i))) {
-					c[tt][i] = a[t + tt][lost++];
+					co.off[i][tt] = SDR_EC_OFF(a[t + tt][lost++]);
 					continue;
 				}
 				for (r = 0, x = 0; r < e; r++)
 					x ^= sdr_gf_mul(a[t + tt][r],
 							sdr_ec_coef(row[r], i));
-				c[tt][i] = x;
+				co.off[i][tt] = SDR_EC_OFF(x);
 			}
 		}
-		sdr_ec_dot(kg, in, NULL, pay, k, &c[0][0], SDR_EC_MAX_K, o,
-			   false);
+		sdr_ec_dot(kg, in, NULL, pay, k, co.off, o, false);
 	}
 }
 
