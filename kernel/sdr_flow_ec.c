@@ -103,7 +103,7 @@ static int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 	/* no warning for a size kvmalloc refuses: ENOMEM says it */
 	msg->par_buf = kvmalloc(array3_size(msg->sr.ngroups, m, flow->payload),
 				GFP_KERNEL | __GFP_NOWARN);
-	msg->par_built = bitmap_zalloc(msg->sr.ngroups, GFP_KERNEL);
+	msg->par_built = bitmap_zalloc(msg->sr.ngroups, GFP_KERNEL | __GFP_NOWARN);
 	if (!msg->par_buf || !msg->par_built) {
 		kvfree(msg->par_buf);
 		msg->par_buf = NULL;
