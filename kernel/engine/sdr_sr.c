@@ -89,14 +89,34 @@ static u64 sdr_sr_base_rtt(struct sdr_sr_flow *f, u64 now_ns)
 }
 
 /*
+ * ADAPTIVE's queue on the path: the least RTT sample of this round (one
+ * base RTT) and of the one before, over the base RTT.  A queue the flow
+ * built holds every sample up for rounds; a host's hiccup (a receiver
+ * that took its packets late, a delayed ACK) holds up single samples,
+ * which the least of a round does not see.
+ */
+static u64 sdr_sr_queue(struct sdr_sr_flow *f, u64 base, u64 now_ns)
+{
+	u64 least;
+
+	if (now_ns - f->rnd_at_ns >= base) {
+		f->rnd_prev_ns = f->rnd_min_ns;
+		f->rnd_min_ns = U64_MAX;
+		f->rnd_at_ns = now_ns;
+	}
+	f->rnd_min_ns = min(f->rnd_min_ns, f->rtt.latest_ns);
+	least = min(f->rnd_prev_ns, f->rnd_min_ns);
+	return least > base ? least - base : 0;
+}
+
+/*
  * ADAPTIVE paces at the rate its receiver sees packets arrive (@gap_ns
- * apart, full packets), scaled by the queue the path holds (the latest
- * RTT over the base RTT): 5/4 of it while the queue is short, so the rate
- * climbs to what the path carries; the rate itself once the queue passes
- * an eighth of the base RTT (and eight packets), so it stops growing; 7/8
- * of it past twice that, so it drains.  Repairs then wait behind a short
- * queue, not behind a window's worth.  Never faster than cfg.pace_bps
- * allows.
+ * apart, full packets), scaled by the queue the path holds: 5/4 of it
+ * while the queue is short, so the rate climbs to what the path carries;
+ * the rate itself once the queue passes an eighth of the base RTT (and
+ * eight packets), so it stops growing; 7/8 of it past twice that, so it
+ * drains.  Repairs then wait behind a short queue, not behind a window's
+ * worth.  Never faster than cfg.pace_bps allows.
  */
 static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns, u64 now_ns)
 {
@@ -106,7 +126,7 @@ static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns, u64 now_ns)
 	f->pace_gain = 10;
 	if (f->rtt.samples) {
 		base = sdr_sr_base_rtt(f, now_ns);
-		q = f->rtt.latest_ns - base;
+		q = sdr_sr_queue(f, base, now_ns);
 		thr = max(base >> 3, 8ULL * gap_ns);
 		f->pace_gain = q > 2 * thr ? 7 : q > thr ? 8 : 10;
 	}
@@ -134,6 +154,8 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 	sdr_sr_pace_burst(f);
 	f->base_rtt_ns = U64_MAX;
 	f->base_win_ns = U64_MAX;
+	f->rnd_min_ns = U64_MAX;
+	f->rnd_prev_ns = U64_MAX;
 }
 
 /* ------------------------------------------------------------------ */

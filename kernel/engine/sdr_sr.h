@@ -137,6 +137,9 @@ struct sdr_sr_flow {
 	u64	base_rtt_ns;	/* ADAPTIVE: least RTT of the last window */
 	u64	base_win_ns;	/* ... least RTT of this window so far */
 	u64	base_at_ns;	/* ... when this window started */
+	u64	rnd_min_ns;	/* ADAPTIVE: least RTT of this round ... */
+	u64	rnd_prev_ns;	/* ... and of the one before */
+	u64	rnd_at_ns;	/* ... when this round started */
 	u32	pace_gain;	/* ADAPTIVE: pacing gain in eighths (8: 1x) */
 	u64	rto_extra_ns;	/* ADAPTIVE: RTO margin spurious timeouts taught */
 	u32	rto_clean;	/* messages since it last had to grow */
