@@ -100,26 +100,34 @@ static void test_sim_sr_shape(void)
 }
 
 /*
+ * The VM's benchmark profile: 80 Mbit/s, 10 ms each way, 1% loss, @count
+ * messages of 1 MiB one at a time, the engine with the module's timers.
+ */
+static void vm_profile(struct sim_params *p, uint32_t count)
+{
+	sim_defaults(p);
+	p->bw_bps = 80e6;
+	p->owd_ns = 10000000;
+	p->loss = 0.01;
+	p->size = 1 << 20;
+	p->count = count;
+	p->module_timers = 1;
+}
+
+/*
  * A receiving host that stalls (12 ms, every 100 ms on average) runs its
  * overdue timers before it reads what arrived meanwhile.  ADAPTIVE's tail
  * timer takes a second look before it NACKs the tail, so those stalls
  * cost it neither a storm of needless resends nor its lead over SR
  * (without the second look: 264 tail probes in 300 messages, 3205
- * spurious resends, a mean 1.6% above SR's).  The VM's profile: 80 Mbit/s,
- * 10 ms each way, 1% loss, 1 MiB messages, the module's timers.
+ * spurious resends, a mean 1.6% above SR's).  The VM's profile.
  */
 static void test_sim_adaptive_host_stalls(void)
 {
 	struct sim_params p;
 	struct sim_result sr, ad;
 
-	sim_defaults(&p);
-	p.bw_bps = 80e6;
-	p.owd_ns = 10000000;
-	p.loss = 0.01;
-	p.size = 1 << 20;
-	p.count = 300;
-	p.module_timers = 1;
+	vm_profile(&p, 300);
 	p.stall_ns = 12000000;
 	p.stall_every_ns = 100000000;
 	CHECK_EQ(sim_run(&p, &sr), 0);
@@ -203,13 +211,7 @@ static void test_sim_adaptive_short_queue(void)
 	struct sim_params p;
 	struct sim_result sr, ad;
 
-	sim_defaults(&p);
-	p.bw_bps = 80e6;
-	p.owd_ns = 10000000;
-	p.loss = 0.01;
-	p.size = 1 << 20;
-	p.count = 1000;
-	p.module_timers = 1;
+	vm_profile(&p, 1000);
 	CHECK_EQ(sim_run(&p, &sr), 0);
 	p.policy = SIM_ADAPTIVE;
 	CHECK_EQ(sim_run(&p, &ad), 0);

@@ -319,6 +319,5 @@ int main(int argc, char **argv)
 		}
 		teardown(&b);
 	}
-	sdr_ec_init();
 	return bad;
 }
