@@ -501,6 +501,12 @@ TEST_F_T(pair, random_1000_region, 900)
 	transfer(self, 1000, size_random, M_REGION);
 }
 
+/* The same, 300 messages: a policy's run in each netem profile's boot. */
+TEST_F_T(pair, random_300_region, 600)
+{
+	transfer(self, 300, size_random, M_REGION);
+}
+
 /* The path of @name under flow @fl's sysfs directory (flows/<id>/<name>). */
 static int flow_path(struct sdr_flow *fl, const char *dev, const char *name,
 		     char *path, size_t n)

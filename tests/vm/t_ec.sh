@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Policy EC under the boot's netem profile (tests/vm/profiles): 1000
+# Policy EC under the boot's netem profile (tests/vm/profiles): 300
 # messages of random sizes, 1 B to 8 MiB, each checked against its hash
 # (t_data), then the device totals in sysfs: parity went out, and under
 # loss packets were rebuilt from it, each one reported by the
@@ -21,7 +21,7 @@ echo >"$T/trace"
 echo 1 >"$T/events/sdr/sdr_pkt_recovered/enable"
 
 # t_data's own TAP stays diagnostics here: its result is point 1.
-SDR_TEST_POLICY=ec "$TOP/tests/vm/bin/t_data" pair.random_1000_region 2>&1 | sed 's/^/# t_data: /'
+SDR_TEST_POLICY=ec "$TOP/tests/vm/bin/t_data" pair.random_300_region 2>&1 | sed 's/^/# t_data: /'
 rc=${PIPESTATUS[0]}
 echo 0 >"$T/events/sdr/enable"
 
@@ -35,7 +35,7 @@ retx=$(sum retransmits)
 ev=$(grep -o 'sdr_pkt_recovered:.* count=[0-9]*' "$T/trace" | awk -F'count=' '{ s += $2; n++ } END { printf "%d %d", n, s }')
 diag "parity sent $parity received $prx; $rec packets rebuilt in $dec decodes; $retx retransmitted; trace: ${ev% *} events for ${ev#* } packets"
 # 0 is a pass; 4 (every test skipped) is not one here.
-check "pair.random_1000_region under EC (t_data exit $rc)" test "$rc" = 0
+check "pair.random_300_region under EC (t_data exit $rc)" test "$rc" = 0
 check "parity sent ($parity) and received ($prx)" \
 	test "$parity" -gt 0 -a "$prx" -gt 0 -a "$prx" -le "$parity"
 lossy=0

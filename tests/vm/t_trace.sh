@@ -67,11 +67,17 @@ if ! command -v bpftrace >/dev/null; then
 fi
 ok "bpftrace is installed"
 bt=$(mktemp)
-bpftrace -o "$bt" -e 'tracepoint:sdr:sdr_retransmit { @retx = count(); }
-	tracepoint:sdr:sdr_pkt_recovered { @rec = sum(args->count); }' &
+# bpftrace attaches its probes in program order after printing
+# "Attaching": the interval probe, last, ticks once the tracepoints are
+# attached (-B line: each line reaches the file as printed).  Compiling
+# and attaching is slow under TCG (a loaded CI host
+# took over 300 s), so the transfer waits for the first tick; the bound
+# only catches a hang.
+bpftrace -B line -o "$bt" -e 'tracepoint:sdr:sdr_retransmit { @retx = count(); }
+	tracepoint:sdr:sdr_pkt_recovered { @rec = sum(args->count); }
+	interval:s:1 { printf("tick\n"); }' &
 bpid=$!
-# attaching compiles the program: slow under TCG (the bound only catches a hang)
-wait_for 900 grep -q Attaching "$bt" || diag "bpftrace not attached after 900 s"
+wait_for 900 grep -q '^tick' "$bt" || diag "bpftrace not attached after 900 s"
 lossy_run ec 18651
 # Both ends have exited: every event has fired, and bpftrace counts in
 # the kernel as they fire.  It prints its maps on SIGINT and exits.
