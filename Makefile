@@ -113,6 +113,6 @@ checkpatch: deps
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(MAKE) -C kernel/engine clean
-	@for d in userlib tools tools/sdr-sim tools/sdr-codec tests/host tests/fuzz tests/vm; do \
+	@for d in userlib tools tools/sdr-sim tools/sdr-codec tools/sdr-rxcopy tests/host tests/fuzz tests/vm; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d clean; fi; done
 	rm -rf build
