@@ -611,6 +611,13 @@ static void run_sender(struct run *r)
 
 			if (o->verify)
 				pattern_fill(sdr_send_slot(r->flow, slot), (uint32_t)sent, o->size);
+			/*
+			 * The clock starts before the post: the call itself
+			 * may send (the kernel posts what the flow's window
+			 * allows before it returns), and that is part of the
+			 * message's time.
+			 */
+			t_post[slot] = now_us();
 			/* user_data carries the slot; seq order is post order. */
 			ret = sdr_send_post(r->flow, off, o->size, (uint32_t)sent,
 					    slot, NULL);
@@ -620,7 +627,6 @@ static void run_sender(struct run *r)
 				die(EXIT_ERR, "send: the peer closed the flow");
 			if (ret)
 				die(EXIT_ERR, "send post: %s", strerror(-ret));
-			t_post[slot] = now_us();
 			nfree--;
 			sent++;
 			moved = true;
