@@ -62,7 +62,6 @@ static double one_pass(const struct cfg *c, enum mode m, uint8_t *ring,
 		       size_t slot, uint8_t *region)
 {
 	size_t depth = m == HOT ? 16 : c->depth, per_msg, i;
-	size_t region_len = c->msg * c->msgs;
 	double t = 0, t0 = 0;
 	size_t off = 0;
 
@@ -72,7 +71,7 @@ static double one_pass(const struct cfg *c, enum mode m, uint8_t *ring,
 		size_t len = c->pay, at;
 
 		at = (i / per_msg) % c->msgs * c->msg + (i % per_msg) * c->pay;
-		if (at + len > region_len || (i % per_msg) * c->pay + len > c->msg)
+		if ((i % per_msg) * c->pay + len > c->msg)	/* a short last packet */
 			len = c->msg - (i % per_msg) * c->pay;
 		if (m == WRITTEN)
 			memset(b + GRH_LEN + HDR_LEN, (int)i, len);
