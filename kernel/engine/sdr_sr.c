@@ -136,6 +136,16 @@ static void sdr_sr_pace_learn(struct sdr_sr_flow *f, u32 gap_ns, u64 now_ns)
 	sdr_sr_pace_burst(f);
 }
 
+/*
+ * Spread the flow's sends over the paths of @ps (initialized by the
+ * caller, living as long as the flow), or over one path (NULL).  Only
+ * before its first message.
+ */
+void sdr_sr_flow_set_paths(struct sdr_sr_flow *f, struct sdr_paths *ps)
+{
+	f->paths = ps;
+}
+
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 {
 	memset(f, 0, sizeof(*f));
@@ -206,8 +216,9 @@ u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f)
 
 /*
  * While the peer is silent (shift > 0) the timeout backs off up to
- * sdr_sr_silent_cap().  The timeout never shrinks as shift grows, so
- * expiry stays monotonic in send time.
+ * sdr_sr_silent_cap().  The timeout never shrinks as shift grows, and
+ * over several paths it is the same for all, so expiry stays monotonic
+ * in send time.
  */
 static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 			 const struct sdr_sr_tx *m, u32 i)
@@ -218,6 +229,10 @@ static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 
 	if (shift)
 		t = min(t, sdr_sr_silent_cap(f));
+	/* over several paths, the slowest path's packets need its RTO */
+	if (f->paths && f->paths->n > 1)
+		t = max(t, sdr_path_rto(f->paths, f->rtt.alpha_pct,
+					f->rtt.init_rto_ns));
 	t = sdr_sat_add(t, f->rto_extra_ns);
 	return sdr_sat_add(m->tx_ns[i], sdr_sat_add(t, sdr_sr_ec_hold(f, m)));
 }
@@ -234,10 +249,10 @@ size_t sdr_sr_tx_size(u32 msg_len, u32 pay)
 	if (!pay)
 		return 0;
 	n = sdr_sr_npkts(msg_len, pay);
-	/* acked, tx_ns, next, prev, ntx, where; each stays 8-byte aligned */
+	/* acked, tx_ns, next, prev, ntx, where, path; each 8-byte aligned */
 	return sdr_bitmap_size((u32)n) + n * sizeof(u64) +
 	       2 * ((n * sizeof(u32) + 7) & ~(size_t)7) +
-	       2 * ((n + 7) & ~(size_t)7);
+	       3 * ((n + 7) & ~(size_t)7);
 }
 
 static struct sdr_sr_list *sdr_sr_list_of(struct sdr_sr_tx *m, u8 where)
@@ -290,18 +305,33 @@ static void sdr_sr_leave_flight(struct sdr_sr_flow *f, struct sdr_sr_tx *m)
 	f->inflight--;
 }
 
-/* in flight -> lost */
-static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i)
+/*
+ * in flight -> lost; @blame: the path lost it (not the receiver, which
+ * had no receive posted, nor a path that went down).
+ */
+static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
+			     bool blame, u64 now)
 {
 	sdr_sr_unlink(m, i);
 	sdr_sr_leave_flight(f, m);
 	sdr_sr_link(m, i, SDR_SR_W_LOST);
+	if (f->paths) {
+		if (blame)
+			sdr_path_lost(f->paths, m->path[i], now);
+		else
+			sdr_path_forget(f->paths, m->path[i]);
+	}
 }
 
 /* Ends the message: its packets stop counting against the flow. */
 static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 			  int status, u64 now)
 {
+	u32 i;
+
+	if (f->paths)
+		for (i = m->flight.head; i != SDR_SR_NIL; i = m->next[i])
+			sdr_path_forget(f->paths, m->path[i]);
 	f->inflight -= m->inflight;
 	m->inflight = 0;
 	m->status = status;
@@ -352,9 +382,12 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 	m->ntx = p;
 	p += ((size_t)n + 7) & ~(size_t)7;
 	m->where = p;
+	p += ((size_t)n + 7) & ~(size_t)7;
+	m->path = p;
 
 	sdr_bitmap_zero(m->acked, n);
 	memset(m->ntx, 0, n);
+	memset(m->path, 0, n);
 	memset(m->where, SDR_SR_W_NONE, n);
 	return 0;
 }
@@ -464,6 +497,10 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 		    now - m->tx_ns[i] < f->rtt.min_ns)
 			sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
 		sdr_sr_leave_flight(f, m);
+		if (f->paths)
+			sdr_path_acked(f->paths, m->path[i], m->tx_ns[i],
+				       (m->ntx[i] & SDR_SR_NTX_MASK) == 1 &&
+				       !m->ec_k, now);
 	}
 	if (w != SDR_SR_W_NONE)
 		sdr_sr_unlink(m, i);
@@ -496,7 +533,7 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	while (m->flight.head != SDR_SR_NIL &&
 	       sdr_sr_expiry(f, m, m->flight.head) <= now) {
 		m->ntx[m->flight.head] |= SDR_SR_NTX_RTO;
-		sdr_sr_mark_lost(f, m, m->flight.head);
+		sdr_sr_mark_lost(f, m, m->flight.head, true, now);
 		f->st.timeouts++;
 		expired++;
 	}
@@ -634,6 +671,7 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	out->ts = (u32)div_u64(now_ns, 1000);
 	m->last_tx_us = out->ts;
 	out->aux = SDR_EC_AUX(m->ec_k, m->ec_m, j);
+	out->path = f->paths ? sdr_path_pick_untracked(f->paths) : 0;
 	f->st.parity_tx++;
 	sdr_sr_pace(f, out->len, now_ns);
 }
@@ -674,6 +712,7 @@ static void sdr_sr_tx_copy(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	m->probe_left--;
 	f->st.retx_pkts++;
 	sdr_sr_tx_fill(f, m, i, SDR_PKT_F_RETX | SDR_PKT_F_ACKREQ, now_ns, out);
+	out->path = f->paths ? sdr_path_pick_untracked(f->paths) : 0;
 }
 
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
@@ -720,6 +759,9 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		flags |= SDR_PKT_F_RETX;
 		f->st.retx_pkts++;
 	}
+	if (f->paths)
+		m->path[i] = (u8)sdr_path_pick(f->paths, m->ntx[i] ?
+					       m->path[i] : SDR_PATH_ANY, now_ns);
 	if ((m->ntx[i] & SDR_SR_NTX_MASK) < SDR_SR_NTX_MASK)
 		m->ntx[i]++;
 	m->tx_ns[i] = now_ns;
@@ -736,6 +778,7 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	    !sdr_sr_tx_has_work(m))
 		flags |= SDR_PKT_F_ACKREQ;
 	sdr_sr_tx_fill(f, m, i, flags, now_ns, out);
+	out->path = m->path[i];
 	return 1;
 }
 
@@ -799,6 +842,25 @@ static bool sdr_sr_echo_usable(const struct sdr_sr_tx *m, u32 ts)
 {
 	return ts && (s32)(ts - m->echo_us) > 0 &&
 	       (s32)(m->last_tx_us - ts) >= 0;
+}
+
+/*
+ * Over several paths a hole the receiver names may only be on a slower
+ * path than the packets after it: it is lost once a packet sent after it
+ * on its own path has arrived, or (EC, whose answers may be for packets
+ * rebuilt before their copy came) once its path's timeout has passed.
+ * Else the next NACK round, or the flow's timeout, decides.
+ */
+static bool sdr_sr_path_overdue(const struct sdr_sr_flow *f,
+				const struct sdr_sr_tx *m, u32 i, u64 now_ns)
+{
+	if (!f->paths || f->paths->n == 1)
+		return true;
+	if (m->ec_k)
+		return now_ns - m->tx_ns[i] >=
+		       sdr_path_rto_of(f->paths, m->path[i], f->rtt.alpha_pct,
+				       sdr_rtt_rto(&f->rtt));
+	return sdr_path_overdue(f->paths, m->path[i], m->tx_ns[i]);
 }
 
 int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
@@ -883,9 +945,10 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 			if (sdr_ack_bit(ack, i - ack->base))
 				continue;
 			if (m->where[i] == SDR_SR_W_FLIGHT &&
-			    now_ns - m->tx_ns[i] >= guard) {
+			    now_ns - m->tx_ns[i] >= guard &&
+			    sdr_sr_path_overdue(f, m, i, now_ns)) {
 				m->ntx[i] &= ~SDR_SR_NTX_RTO;
-				sdr_sr_mark_lost(f, m, i);
+				sdr_sr_mark_lost(f, m, i, true, now_ns);
 				f->st.nack_lost++;
 			}
 		}
@@ -928,7 +991,7 @@ int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns)
 	m->rnr_until_ns = sdr_sat_add(now_ns, backoff);
 	/* the receiver dropped what it got: resend it all, one probe first */
 	while (m->flight.head != SDR_SR_NIL)
-		sdr_sr_mark_lost(f, m, m->flight.head);
+		sdr_sr_mark_lost(f, m, m->flight.head, false, now_ns);
 	m->probe = 1;
 	m->probe_left = 0;
 	sdr_sr_tx_timers(f, m, now_ns);
@@ -965,6 +1028,24 @@ void sdr_sr_tx_abort(struct sdr_sr_flow *f, struct sdr_sr_tx *m, int err,
 {
 	if (!m->status)
 		sdr_sr_finish(f, m, err < 0 ? err : -ECANCELED, now_ns);
+}
+
+/*
+ * Path @path of the flow went down (sdr_path_set_down()): the packets of
+ * @m in flight on it will not arrive; they are resent on the others.
+ */
+void sdr_sr_tx_path_down(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			 u32 path, u64 now_ns)
+{
+	u32 i, next;
+
+	if (m->status || !f->paths)
+		return;
+	for (i = m->flight.head; i != SDR_SR_NIL; i = next) {
+		next = m->next[i];
+		if (m->path[i] == path)
+			sdr_sr_mark_lost(f, m, i, false, now_ns);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1344,7 +1425,9 @@ static void sdr_sr_learn_gap(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
  * gap between arrivals; for a packet that fills a hole, either how long
  * a NACKed hole was repaired (a retransmission) or how late a reordered
  * original came.  An original that fills a hole already NACKed shows the
- * window was too short: it grows at once, by a quarter at least.  After
+ * window was too short: it grows at once, by a quarter at least, and by
+ * that quarter once per window (the originals of one NACK round all come
+ * late together: they are one lesson, not one each).  After
  * SDR_SR_AD_CLEAN repairs without that, it halves, so a window a burst of
  * reordering widened comes back.  The sender's latest RTT comes in the
  * aux of every packet: the receiver's measure of the round trip.
@@ -1374,7 +1457,10 @@ static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	late = min((u64)(old_high - 1 - idx) * l->gap_ns, cap);
 	if (idx < r->nack_hi) {
 		f->st.nack_late++;
-		late = max(late, sdr_sr_reorder_ns(f) * 5 / 4);
+		if (now_ns - l->grown_ns >= sdr_sr_reorder_ns(f)) {
+			late = max(late, sdr_sr_reorder_ns(f) * 5 / 4);
+			l->grown_ns = now_ns;
+		}
 		l->clean = 0;
 	}
 	l->reo_ns = min(max(l->reo_ns, late + late / 4), cap);

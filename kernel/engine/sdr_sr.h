@@ -21,6 +21,7 @@
 #include "sdr_compat.h"
 #include "sdr_wire.h"
 #include "sdr_rtt.h"
+#include "sdr_path.h"
 
 #define SDR_SR_NIL		U32_MAX
 #define SDR_SR_MAX_BACKOFF	SDR_RTT_MAX_SHIFT
@@ -117,6 +118,7 @@ struct sdr_sr_learn {
 	u64	reo_ns;		/* lateness of reordered packets, max-tracked */
 	u64	peer_rtt_ns;	/* the sender's latest RTT, from its packets' aux */
 	u32	clean;		/* repairs since the window last had to grow */
+	u64	grown_ns;	/* when a late NACK last grew it */
 };
 
 /*
@@ -150,6 +152,8 @@ struct sdr_sr_flow {
 	u64	gap_start_ns;	/* first answer of the window */
 	u64	gap_last_ns;	/* latest packet acknowledged */
 	u32	gap_n;		/* packets acked in the window after the first answer */
+	/* the flow's paths (sdr_sr_flow_set_paths()); NULL: one path */
+	struct sdr_paths	*paths;
 };
 
 struct sdr_sr_list {
@@ -208,6 +212,7 @@ struct sdr_sr_tx {
 	u32	*prev;
 	u8	*ntx;		/* transmissions (to 127), SDR_SR_NTX_RTO */
 	u8	*where;		/* which list the packet is on */
+	u8	*path;		/* path of its last transmission */
 };
 
 /* One packet to transmit, from sdr_sr_tx_next(). */
@@ -218,6 +223,7 @@ struct sdr_sr_txd {
 	u8	flags;		/* SDR_PKT_F_LAST/RETX/ACKREQ/PARITY */
 	u32	ts;		/* value for the header's ts */
 	u32	aux;		/* value for the header's aux (EC) */
+	u32	path;		/* the path to send it on (0 with one path) */
 };
 
 /* sdr_sr_rx_data() result bits (or a negative -SDR_DROP_* reason) */
@@ -281,6 +287,7 @@ u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f);
 u32 sdr_sr_ack_every(const struct sdr_sr_flow *f);
+void sdr_sr_flow_set_paths(struct sdr_sr_flow *f, struct sdr_paths *ps);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);
@@ -301,6 +308,8 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		       const struct sdr_sr_tx *m, u64 now_ns);
 void sdr_sr_tx_abort(struct sdr_sr_flow *f, struct sdr_sr_tx *m, int err,
 		     u64 now_ns);
+void sdr_sr_tx_path_down(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			 u32 path, u64 now_ns);
 
 /* receiver */
 size_t sdr_sr_rx_size(u32 max_len, u32 pay);

@@ -8,7 +8,10 @@
  * packet state accounting on both sides, every control packet the
  * receiver builds passes sdr_wire_decode(), deadlines are never in the
  * past while nothing can be sent, a finished sender holds no budget, and
- * every DECODE the receiver reports can be carried out.
+ * every DECODE the receiver reports can be carried out.  Over several
+ * paths (the flags byte's bits 4-6), every packet names one of them, a
+ * path goes down or up at any step, and the paths' packets in flight add
+ * up to the message's.
  *
  * And the guarantee itself: the sender ends DONE only if every packet of
  * the message was handed out at least once (whatever forged answers came
@@ -34,7 +37,14 @@ static uint8_t *sent_map;
 
 static void check_tx(const struct sdr_sr_flow *f, const struct sdr_sr_tx *m)
 {
-	uint32_t i;
+	uint32_t i, on_paths = 0;
+
+	if (f->paths) {
+		for (i = 0; i < f->paths->n; i++)
+			on_paths += f->paths->p[i].inflight;
+		if (on_paths != m->inflight)
+			abort();
+	}
 
 	if (m->status == SDR_SR_DONE)
 		for (i = 0; i < m->npkts; i++)
@@ -120,7 +130,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sdr_sr_rx r;
 	struct sdr_pkt sent[SENT_MAX], hdr;
 	struct sdr_ack ack;
-	uint32_t msg_len, nsent = 0, steps = 0, ec_k, ec_m;
+	uint32_t msg_len, nsent = 0, steps = 0, ec_k, ec_m, flags, npaths;
+	struct sdr_paths paths;
+	struct sdr_path_cfg pcfg;
 	uint8_t policy = SDR_WIRE_POLICY_SR;
 	bool foreign = false, forged_in = false;
 	uint64_t now = 1000000000ULL;
@@ -131,7 +143,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.pay = 1 + take(&in, 2) % 4096;
 	cfg.max_inflight = 1 + take(&in, 1);
 	cfg.ack_every = take(&in, 1) % 20;
-	cfg.flags = take(&in, 1) & (SDR_SR_CFG_NO_NACK | SDR_SR_CFG_ADAPTIVE);
+	flags = take(&in, 1);
+	cfg.flags = flags & (SDR_SR_CFG_NO_NACK | SDR_SR_CFG_ADAPTIVE);
+	npaths = (flags >> 4) & 7;
 	cfg.pace_bps = take(&in, 1) ? 1000000000ULL * take(&in, 1) : 0;
 	cfg.max_backoff = take(&in, 1) % 20;
 	cfg.pkts_per_chunk = take(&in, 1);
@@ -144,6 +158,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.ec_beta_pct = take(&in, 1);
 	sdr_sr_flow_init(&fs, &cfg);
 	sdr_sr_flow_init(&fr, &cfg);
+	if (npaths > 1) {
+		sdr_path_cfg_default(&pcfg);
+		pcfg.probe_ns = 1000000;
+		pcfg.probe_pkts = 4;
+		if (sdr_paths_init(&paths, npaths, &pcfg))
+			abort();
+		sdr_sr_flow_set_paths(&fs, &paths);
+	}
 	txmem = malloc(sdr_sr_tx_size(msg_len, cfg.pay));
 	rxmem = malloc(sdr_sr_rx_size(msg_len, cfg.pay));
 	if (sdr_sr_tx_init(&fs, &m, 0, msg_len, txmem, now))
@@ -169,6 +191,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (d.len == 0 || d.offset >= msg_len ||
 				    (!(d.flags & SDR_PKT_F_PARITY) &&
 				     d.offset + (uint64_t)d.len > msg_len))
+					abort();
+				if (d.path >= (npaths > 1 ? npaths : 1))
 					abort();
 				memset(&p, 0, sizeof(p));
 				p.type = SDR_PKT_DATA;
@@ -297,8 +321,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			break;
 		case 8:
-			if (take(&in, 1) == 0xab)
+			ret = take(&in, 1);
+			if (ret == 0xab)
 				sdr_sr_tx_abort(&fs, &m, -5, now);
+			if (ret == 0xcd && npaths > 1) {	/* a path down/up */
+				uint32_t pi = take(&in, 1);
+				bool down = pi & 0x80;
+
+				pi %= npaths;
+				if (sdr_path_set_down(&paths, pi, down, now))
+					abort();
+				if (down)
+					sdr_sr_tx_path_down(&fs, &m, pi, now);
+			}
 			break;
 		}
 		check_tx(&fs, &m);

@@ -113,7 +113,14 @@ int main(int argc, char **argv)
 					 0, 2, 0, 3, 1, 0, 0x10, 0, 0, 0, 0, 1, 0,
 					 0, 0, 0, 0, 0, 6, 1, 0xff, 0xff, 23, 6, 7, 7 };
 
+		/* s1 over three paths (flags 0x30); path 1 goes down, then up */
+		static const u8 s4[] = { 0, 0x40, 0, 0x04, 0, 8, 4, 0x30, 0, 0, 3, 16,
+					 0, 2, 0, 2, 1, 2, 2, 0, 8, 0xcd, 0x81, 0,
+					 1, 0, 0x10, 20, 7, 0, 8, 0xcd, 0x01, 7, 0,
+					 2, 2, 6, 7, 0, 2, 3, 2, 4, 6, 0 };
+
 		put(argv[2], "script_basic", s1, sizeof(s1));
+		put(argv[2], "script_paths", s4, sizeof(s4));
 		put(argv[2], "script_rnr_abort", s2, sizeof(s2));
 		put(argv[2], "script_forged", s3, sizeof(s3));
 	}

@@ -22,6 +22,7 @@ int main(int argc, char **argv)
 	test_wire();
 	test_bitmap();
 	test_rtt();
+	test_path();
 	test_credit();
 	test_sr();
 	test_adaptive();

@@ -39,6 +39,16 @@ struct imp {
 	u32 ec_k, ec_m;			/* EC messages; 0: SR */
 	int adaptive;			/* policy ADAPTIVE (learned timers) */
 	u64 rto_min_ns, dead_ns;	/* instead of the defaults below */
+	/*
+	 * Several paths to the receiver (answers come back on one): each
+	 * its own 10 Gbit/s link with its own extra delay and loss (on top
+	 * of the above); the loss ends once heal_at messages are done.
+	 * down_path (1-based) goes down once down_at messages are done.
+	 */
+	u32 npaths;
+	u64 path_delay_ns[4];
+	double path_loss[4];
+	u32 heal_at, down_path, down_at;
 	u64 seed;
 };
 
@@ -83,6 +93,10 @@ struct world {
 	struct ev *heap;
 	size_t nheap, capheap;
 	struct link link[2];		/* 0: to receiver, 1: to sender */
+	struct link plink[4];		/* the paths to the receiver */
+	struct sdr_paths paths;
+	int healed, down;
+	u64 tx_at_heal[4];		/* tracked packets per path then */
 	struct sdr_sr_flow fs, fr;
 	struct txmsg *tm;
 	struct rxmsg *rm;
@@ -177,8 +191,11 @@ static struct ev pop(struct world *w)
 	return top;
 }
 
-/* put a packet on the wire toward the receiver (dir 0) or sender (dir 1) */
-static void wire_send(struct world *w, int dir, u8 *buf, u32 len)
+/*
+ * put a packet on the wire toward the receiver (dir 0, on @path) or the
+ * sender (dir 1)
+ */
+static void wire_send(struct world *w, int dir, u32 path, u8 *buf, u32 len)
 {
 	const struct imp *im = w->imp;
 	struct link *l = &w->link[dir];
@@ -186,6 +203,20 @@ static void wire_send(struct world *w, int dir, u8 *buf, u32 len)
 	u64 t, d = 50 * US;
 	bool lost;
 
+	if (im->npaths && !dir) {
+		CHECK(path < im->npaths);
+		path %= im->npaths;
+		l = &w->plink[path];
+		d += im->path_delay_ns[path];
+		if ((w->down && path == im->down_path - 1) ||
+		    (!w->healed && rndf(w) < im->path_loss[path])) {
+			w->wire_lost++;
+			free(buf);
+			return;
+		}
+	} else {
+		CHECK_EQ(path, 0);
+	}
 	l->free_at = (l->free_at > w->now ? l->free_at : w->now) + ser;
 	t = l->free_at;
 
@@ -246,7 +277,7 @@ static void send_ctrl(struct world *w, struct sdr_pkt *hdr, const struct sdr_ack
 	sdr_wire_encode(hdr, buf);
 	if (ack)
 		sdr_ack_encode(ack, buf + SDR_WIRE_HDR_LEN);
-	wire_send(w, 1, buf, SDR_WIRE_HDR_LEN + blen);
+	wire_send(w, 1, 0, buf, SDR_WIRE_HDR_LEN + blen);
 }
 
 static void start_msgs(struct world *w)
@@ -321,7 +352,7 @@ static void tx_pump(struct world *w)
 				for (i = 0; i < d.len; i++)
 					buf[SDR_WIRE_HDR_LEN + i] =
 						content(k, d.offset + i);
-			wire_send(w, 0, buf, SDR_WIRE_HDR_LEN + d.len);
+			wire_send(w, 0, d.path, buf, SDR_WIRE_HDR_LEN + d.len);
 		}
 		if (ret < 0) {
 			tap_diag("msg %u failed: %d", k, ret);
@@ -339,6 +370,31 @@ static void tx_pump(struct world *w)
 	if (dl != U64_MAX && (dl < w->tx_timer_at || w->tx_timer_at <= w->now)) {
 		w->tx_timer_at = dl;
 		push(w, dl, EV_TX_TIMER, 0, NULL, 0);
+	}
+}
+
+/* a lossy path heals, a path goes down, as the imp says */
+static void path_events(struct world *w)
+{
+	const struct imp *im = w->imp;
+	u32 i, k;
+
+	if (!im->npaths)
+		return;
+	if (im->heal_at && !w->healed && w->ndone >= im->heal_at) {
+		w->healed = 1;
+		for (i = 0; i < im->npaths; i++)
+			w->tx_at_heal[i] = w->paths.p[i].tx_pkts;
+	}
+	if (im->down_path && !w->down && w->ndone >= im->down_at) {
+		w->down = 1;
+		i = im->down_path - 1;
+		CHECK_EQ(sdr_path_set_down(&w->paths, i, true, w->now), 0);
+		for (k = w->ndone; k < w->next_start; k++)
+			if (w->tm[k].state == 1)
+				sdr_sr_tx_path_down(&w->fs, &w->tm[k].tx, i,
+						    w->now);
+		w->tx_at_heal[i] = w->paths.p[i].tx_pkts;
 	}
 }
 
@@ -377,6 +433,7 @@ static void tx_recv(struct world *w, const u8 *buf, u32 len)
 			w->nactive--;
 			while (w->ndone < NMSG && w->tm[w->ndone].state == 2)
 				w->ndone++;
+			path_events(w);
 		}
 	}
 	tx_pump(w);
@@ -571,6 +628,58 @@ static void rx_timer(struct world *w)
 	rx_arm(w);
 }
 
+/*
+ * Over several paths: a path at 15% loss or more was drained and, healed,
+ * used again for its share; a path with 5% loss or less was kept, and a
+ * clean one, however slower than the others, lost (almost) nothing; a
+ * path down carried nothing after.
+ */
+static void check_paths(struct world *w)
+{
+	const struct imp *im = w->imp;
+	u64 total = 0, at_heal = 0, after;
+	u32 i;
+
+	for (i = 0; i < im->npaths; i++) {
+		total += w->paths.p[i].tx_pkts;
+		at_heal += w->tx_at_heal[i];
+	}
+	for (i = 0; i < im->npaths; i++) {
+		const struct sdr_path *p = &w->paths.p[i];
+
+		tap_diag("%s: path %u (+%llu us, loss %g): tx %llu (%llu untracked), "
+			 "acked %llu, lost %llu, srtt %.1f us, drained %llu, restored %llu, state %u loss %u%%",
+			 im->name, i, (unsigned long long)im->path_delay_ns[i] / US,
+			 im->path_loss[i], (unsigned long long)p->tx_pkts,
+			 (unsigned long long)p->untracked,
+			 (unsigned long long)p->acked, (unsigned long long)p->lost,
+			 p->srtt_ns / 1e3, (unsigned long long)p->drains,
+			 (unsigned long long)p->restores, p->state, p->loss_pct);
+		CHECK_EQ(p->inflight, 0);
+		if (im->down_path == i + 1) {
+			CHECK_EQ(p->state, SDR_PATH_DOWN);
+			CHECK_EQ(p->tx_pkts, w->tx_at_heal[i]);
+			continue;
+		}
+		if (im->path_loss[i] >= 0.15) {
+			CHECK(p->drains >= 1);
+			/* drained: little of what went before the heal */
+			if (im->heal_at)
+				CHECK(w->tx_at_heal[i] * 10 < at_heal);
+		} else {
+			CHECK_EQ(p->drains, 0);
+			CHECK(p->tx_pkts * im->npaths * 2 > total);
+		}
+		if (im->path_loss[i] == 0 && !im->loss)
+			CHECK(p->lost * 1000 <= p->tx_pkts);
+		if (im->heal_at && im->path_loss[i] >= 0.15) {
+			after = p->tx_pkts - w->tx_at_heal[i];
+			CHECK(p->restores >= 1);
+			CHECK(after * im->npaths * 2 > total - at_heal);
+		}
+	}
+}
+
 static void run(const struct imp *im)
 {
 	struct world *w = calloc(1, sizeof(*w));
@@ -606,6 +715,15 @@ static void run(const struct imp *im)
 		cfg.flags |= SDR_SR_CFG_ADAPTIVE;
 	sdr_sr_flow_init(&w->fs, &cfg);
 	sdr_sr_flow_init(&w->fr, &cfg);
+	if (im->npaths) {
+		struct sdr_path_cfg pc;
+
+		sdr_path_cfg_default(&pc);
+		pc.probe_ns = 2 * MS;
+		pc.probe_max_ns = 16 * MS;
+		CHECK_EQ(sdr_paths_init(&w->paths, im->npaths, &pc), 0);
+		sdr_sr_flow_set_paths(&w->fs, &w->paths);
+	}
 
 	w->tm = calloc(NMSG, sizeof(*w->tm));
 	w->rm = calloc(NMSG, sizeof(*w->rm));
@@ -707,6 +825,8 @@ static void run(const struct imp *im)
 		CHECK(w->fr.ad.gap_ns > 0);
 		CHECK(w->fs.peer_gap_ns > 0);
 	}
+	if (im->npaths)
+		check_paths(w);
 	/* reordering inside what ADAPTIVE learned costs no resends */
 	if (im->adaptive && im->reorder > 0 && !im->loss && !im->dup)
 		CHECK(w->fr.st.rx_dup * 100 < w->fs.st.tx_pkts);
@@ -768,6 +888,28 @@ static const struct imp imps[] = {
 	  .ec_k = 8, .ec_m = 2, .rto_min_ns = 200 * MS, .dead_ns = 2000 * MS,
 	  .seed = 18 },
 	{ .name = "ec_rnr", .rnr = 1, .loss = 0.002, .ec_k = 4, .ec_m = 1, .seed = 15 },
+	/* four paths, 0-300 us apart: reassembly from out-of-order paths */
+	{ .name = "paths4_skew", .npaths = 4,
+	  .path_delay_ns = { 0, 100 * US, 200 * US, 300 * US }, .seed = 41 },
+	/* one path of four at 20% loss, healed half way */
+	{ .name = "paths4_lossy_heals", .npaths = 4,
+	  .path_delay_ns = { 0, 50 * US, 0, 80 * US },
+	  .path_loss = { 0, 0, 0.20, 0 }, .heal_at = NMSG / 2, .seed = 42 },
+	/* 5% on one: kept; a path goes down a third of the way */
+	{ .name = "paths3_lossy_down", .npaths = 3, .path_loss = { 0.05, 0, 0 },
+	  .path_delay_ns = { 0, 40 * US, 0 }, .down_path = 3,
+	  .down_at = NMSG / 3, .seed = 43 },
+	{ .name = "ad_paths4_lossy_heals", .npaths = 4, .adaptive = 1,
+	  .path_delay_ns = { 0, 50 * US, 0, 80 * US },
+	  .path_loss = { 0, 0, 0.20, 0 }, .heal_at = NMSG / 2, .seed = 44 },
+	/*
+	 * EC: parity hides a 20% path's loss from the sender (a rebuilt
+	 * packet is answered as arrived), so a path that loses everything
+	 * (until it heals): what parity cannot hide, the sender sees.
+	 */
+	{ .name = "ec_paths2_blackhole", .npaths = 2, .ec_k = 8, .ec_m = 2,
+	  .path_delay_ns = { 0, 100 * US }, .path_loss = { 0.01, 1.0 },
+	  .heal_at = NMSG / 2, .seed = 45 },
 	{ .name = "ec_everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
 	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .ec_k = 64, .ec_m = 32,
 	  .seed = 16 },

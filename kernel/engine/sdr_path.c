@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The paths of one flow: scheduling and health (sdr_path.h).
+ */
+#include "sdr_path.h"
+
+void sdr_path_cfg_default(struct sdr_path_cfg *cfg)
+{
+	cfg->drain_pct = 15;
+	cfg->probe_pkts = 64;
+	cfg->probe_ns = 100000000ULL;		/* 100 ms */
+	cfg->probe_max_ns = 3200000000ULL;	/* 3.2 s */
+}
+
+int sdr_paths_init(struct sdr_paths *ps, u32 n, const struct sdr_path_cfg *cfg)
+{
+	memset(ps, 0, sizeof(*ps));
+	if (!n || n > SDR_PATH_MAX || !cfg->probe_pkts || !cfg->probe_ns ||
+	    cfg->probe_max_ns < cfg->probe_ns || cfg->drain_pct >= 100)
+		return -EINVAL;
+	ps->cfg = *cfg;
+	ps->n = n;
+	return 0;
+}
+
+static u64 sdr_path_rto_one(const struct sdr_path *p, u32 alpha_pct)
+{
+	return p->srtt_ns + max(div_u64(p->srtt_ns * alpha_pct, 100),
+				4 * p->rttvar_ns);
+}
+
+/*
+ * The longest retransmission timeout a path in use needs: SRTT +
+ * max(@alpha_pct of SRTT, 4 RTTVAR) of its own samples, as the flow's
+ * (sdr_rtt.h), or @init_ns for one with packets out and no sample yet.
+ */
+u64 sdr_path_rto(const struct sdr_paths *ps, u32 alpha_pct, u64 init_ns)
+{
+	u64 rto = 0;
+	u32 i;
+
+	for (i = 0; i < ps->n; i++) {
+		const struct sdr_path *p = &ps->p[i];
+
+		if (p->state == SDR_PATH_DOWN)
+			continue;
+		if (p->srtt_ns)
+			rto = max(rto, sdr_path_rto_one(p, alpha_pct));
+		else if (p->inflight)
+			rto = max(rto, init_ns);
+	}
+	return rto;
+}
+
+u32 sdr_path_usable(const struct sdr_paths *ps)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < ps->n; i++)
+		n += ps->p[i].state == SDR_PATH_UP;
+	return n;
+}
+
+static void sdr_path_window_reset(struct sdr_path *p)
+{
+	p->win_acked = 0;
+	p->win_lost = 0;
+}
+
+static void sdr_path_drain(struct sdr_paths *ps, struct sdr_path *p, u64 now)
+{
+	p->state = SDR_PATH_DRAINED;
+	p->testing = false;
+	p->train_left = 0;
+	p->drains++;
+	p->test_wait_ns = ps->cfg.probe_ns;
+	p->test_at_ns = now + p->test_wait_ns;
+	sdr_path_window_reset(p);
+}
+
+/* A drained path's test train is resolved: use it again, or wait longer. */
+static void sdr_path_test_end(struct sdr_paths *ps, struct sdr_path *p,
+			      u64 now)
+{
+	u32 loss = p->train_lost * 100 / ps->cfg.probe_pkts;
+
+	p->testing = false;
+	if (2 * loss <= ps->cfg.drain_pct) {
+		p->state = SDR_PATH_UP;
+		p->loss_pct = loss;
+		p->windows = 1;
+		p->restores++;
+		sdr_path_window_reset(p);
+		return;
+	}
+	p->test_wait_ns = min(2 * p->test_wait_ns, ps->cfg.probe_max_ns);
+	p->test_at_ns = now + p->test_wait_ns;
+}
+
+/*
+ * Drained paths whose wait is over and whose old packets are all
+ * resolved start a test train (so every packet in flight on a testing
+ * path belongs to its train).
+ */
+static void sdr_path_tests_start(struct sdr_paths *ps, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < ps->n; i++) {
+		struct sdr_path *p = &ps->p[i];
+
+		if (p->state != SDR_PATH_DRAINED || p->testing || p->inflight ||
+		    now < p->test_at_ns)
+			continue;
+		p->testing = true;
+		p->train_left = ps->cfg.probe_pkts;
+		p->train_lost = 0;
+	}
+}
+
+/*
+ * The usable path with the fewest packets in flight, @avoid only if it
+ * is the only one; ties go round robin.  With none usable, the drained
+ * path that lost least; with every path down, path 0 (its packets are
+ * lost and time out: the flow cannot send).
+ */
+static u32 sdr_path_best(const struct sdr_paths *ps, u32 avoid)
+{
+	u32 i, j, best = U32_MAX, alt = U32_MAX;
+
+	for (j = 0; j < ps->n; j++) {
+		const struct sdr_path *p;
+
+		i = (ps->rr + j) % ps->n;
+		p = &ps->p[i];
+		if (p->state == SDR_PATH_UP) {
+			if (i == avoid && sdr_path_usable(ps) > 1)
+				continue;
+			if (best == U32_MAX || p->inflight < ps->p[best].inflight)
+				best = i;
+		} else if (p->state == SDR_PATH_DRAINED &&
+			   (alt == U32_MAX ||
+			    p->loss_pct < ps->p[alt].loss_pct)) {
+			alt = i;
+		}
+	}
+	if (best != U32_MAX)
+		return best;
+	return alt != U32_MAX ? alt : 0;
+}
+
+/*
+ * The path of a tracked transmission; @avoid: the path the packet's
+ * last copy took (a resend), or SDR_PATH_ANY.  A test train takes new
+ * packets only: a resend should not meet a path known to be lossy.
+ */
+u32 sdr_path_pick(struct sdr_paths *ps, u32 avoid, u64 now_ns)
+{
+	struct sdr_path *p;
+	u32 i;
+
+	if (ps->n == 1) {
+		ps->p[0].inflight++;
+		ps->p[0].tx_pkts++;
+		return 0;
+	}
+	sdr_path_tests_start(ps, now_ns);
+	for (i = 0; avoid == SDR_PATH_ANY && i < ps->n; i++)
+		if (ps->p[i].testing && ps->p[i].train_left)
+			break;
+	if (avoid != SDR_PATH_ANY || i == ps->n)
+		i = sdr_path_best(ps, avoid);
+	p = &ps->p[i];
+	if (p->testing && p->train_left)
+		p->train_left--;
+	p->inflight++;
+	p->tx_pkts++;
+	ps->rr = (i + 1) % ps->n;
+	return i;
+}
+
+/* The path of a transmission the engine does not track. */
+u32 sdr_path_pick_untracked(struct sdr_paths *ps)
+{
+	u32 i = ps->n == 1 ? 0 : sdr_path_best(ps, SDR_PATH_ANY);
+
+	ps->p[i].untracked++;
+	if (ps->n > 1)
+		ps->rr = (i + 1) % ps->n;
+	return i;
+}
+
+/* A tracked packet on path @i is resolved: acked, or lost if @lost. */
+static void sdr_path_resolve(struct sdr_paths *ps, u32 i, bool lost, u64 now)
+{
+	struct sdr_path *p = &ps->p[i];
+	u32 total, loss;
+
+	if (p->inflight)
+		p->inflight--;
+	if (lost)
+		p->lost++;
+	else
+		p->acked++;
+	if (p->state == SDR_PATH_DRAINED) {
+		if (!p->testing)
+			return;
+		p->train_lost += lost;
+		if (!p->inflight && !p->train_left)
+			sdr_path_test_end(ps, p, now);
+		return;
+	}
+	if (p->state != SDR_PATH_UP)
+		return;
+	if (lost)
+		p->win_lost++;
+	else
+		p->win_acked++;
+	total = p->win_acked + p->win_lost;
+	if (total < SDR_PATH_WIN)
+		return;
+	loss = p->win_lost * 100 / total;
+	p->loss_pct = p->windows++ ? (3 * p->loss_pct + loss + 2) / 4 : loss;
+	sdr_path_window_reset(p);
+	if (p->loss_pct > ps->cfg.drain_pct && sdr_path_usable(ps) > 1)
+		sdr_path_drain(ps, p, now);
+}
+
+/*
+ * A tracked packet sent at @tx_ns on path @i was acknowledged; @sample:
+ * the answer is to that copy (it was sent once, and not rebuilt from
+ * parity): an RTT sample of the path, which delivered what it was sent
+ * until then.
+ */
+void sdr_path_acked(struct sdr_paths *ps, u32 i, u64 tx_ns, bool sample,
+		    u64 now_ns)
+{
+	struct sdr_path *p;
+	u64 rtt, dev;
+
+	if (i >= ps->n)
+		return;
+	p = &ps->p[i];
+	if (sample && now_ns >= tx_ns) {
+		rtt = now_ns - tx_ns;
+		if (!p->srtt_ns) {
+			p->srtt_ns = rtt;
+			p->rttvar_ns = rtt / 2;
+		} else {
+			dev = rtt > p->srtt_ns ? rtt - p->srtt_ns :
+						 p->srtt_ns - rtt;
+			p->rttvar_ns = p->rttvar_ns - (p->rttvar_ns >> 2) +
+				       (dev >> 2);
+			p->srtt_ns = p->srtt_ns - (p->srtt_ns >> 3) + (rtt >> 3);
+		}
+		if (!p->min_rtt_ns || rtt < p->min_rtt_ns)
+			p->min_rtt_ns = rtt;
+		if (tx_ns > p->newest_tx_ns)
+			p->newest_tx_ns = tx_ns;
+	}
+	sdr_path_resolve(ps, i, false, now_ns);
+}
+
+void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns)
+{
+	if (i < ps->n)
+		sdr_path_resolve(ps, i, true, now_ns);
+}
+
+/* A tracked packet's message ended with it in flight: no verdict. */
+void sdr_path_forget(struct sdr_paths *ps, u32 i)
+{
+	struct sdr_path *p;
+
+	if (i >= ps->n)
+		return;
+	p = &ps->p[i];
+	if (p->inflight)
+		p->inflight--;
+	/* a test that lost its packets this way tests again */
+	if (p->testing && !p->inflight && !p->train_left)
+		p->testing = false;
+}
+
+/*
+ * Whether a packet sent at @tx_ns on path @i had time to arrive: a
+ * packet sent after it on the same path has.
+ */
+bool sdr_path_overdue(const struct sdr_paths *ps, u32 i, u64 tx_ns)
+{
+	return i < ps->n && ps->p[i].newest_tx_ns > tx_ns;
+}
+
+/*
+ * The retransmission timeout of path @i (as the flow's, sdr_rtt.h, of
+ * its own samples), or @fallback_ns before it has one.
+ */
+u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u32 alpha_pct,
+		    u64 fallback_ns)
+{
+	if (i >= ps->n || !ps->p[i].srtt_ns)
+		return fallback_ns;
+	return sdr_path_rto_one(&ps->p[i], alpha_pct);
+}
+
+/*
+ * The caller reports path @i down (its device or QP is gone; the SR
+ * engine's sdr_sr_tx_path_down() then declares its packets lost) or up
+ * again: a path back is tested before it carries data.
+ */
+int sdr_path_set_down(struct sdr_paths *ps, u32 i, bool down, u64 now_ns)
+{
+	struct sdr_path *p;
+
+	if (i >= ps->n)
+		return -EINVAL;
+	p = &ps->p[i];
+	if (down) {
+		p->state = SDR_PATH_DOWN;
+		p->testing = false;
+		p->train_left = 0;
+		return 0;
+	}
+	if (p->state != SDR_PATH_DOWN)
+		return 0;
+	p->state = SDR_PATH_DRAINED;
+	p->testing = false;
+	p->test_wait_ns = ps->cfg.probe_ns;
+	p->test_at_ns = now_ns;
+	sdr_path_window_reset(p);
+	return 0;
+}
