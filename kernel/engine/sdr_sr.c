@@ -640,6 +640,17 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
 	if (f->pace_next_ns < floor_ns)
 		f->pace_next_ns = floor_ns;
 	cost_ps = (((u64)len + SDR_WIRE_HDR_LEN) * f->pace_fs1024) >> 10;
+	/*
+	 * Over several paths a configured rate is all of theirs: with some
+	 * drained or down, the rest carry their own share, not all of it.
+	 * (ADAPTIVE paces at what arrives, which follows by itself.)
+	 */
+	if (f->paths && f->paths->n > 1 && !sdr_sr_adaptive(f)) {
+		u32 usable = sdr_path_usable(f->paths);
+
+		if (usable && usable < f->paths->n)
+			cost_ps = div_u64(cost_ps * f->paths->n, usable);
+	}
 	cost_ps += f->pace_frac_ps;
 	f->pace_next_ns += div_u64_rem(cost_ps, 1000, &rem);
 	f->pace_frac_ps = rem;

@@ -50,6 +50,12 @@ static void usage(FILE *f)
 "  --stall-every TIME ... on average this often (exponential gaps): what\n"
 "                     arrives meanwhile waits behind its timers\n"
 "  --tx-late TIME     the sender's timers fire this late on average (0)\n"
+"  --paths N          spread the flow over N links (rails), each at --bw with\n"
+"                     --loss, as the engine's path scheduler picks (1..8, 1)\n"
+"  --path-delay LIST  one-way delay each path adds, comma-separated (0,...)\n"
+"  --path-loss LIST   drop probability each path adds, comma-separated\n"
+"                     (0,...): \"--paths 2 --loss 0 --path-loss 0,0.05\" is a\n"
+"                     clean rail beside one that loses 5%%\n"
 "  --seed S           random seed (1)\n"
 "  --model            also print the analytical model of the policy\n"
 "  --json             one JSON object on stdout\n");
@@ -132,6 +138,32 @@ static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *v)
 	return 0;
 }
 
+/*
+ * A comma-separated list of at most SIM_MAX_PATHS values, times (@time)
+ * or probabilities below 1, into @v; the count in @n.
+ */
+static int parse_list(const char *s, int time, double *v, uint32_t *n)
+{
+	char buf[256], *tok, *save = NULL;
+	const char *rest;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == SIM_MAX_PATHS)
+			return -1;
+		if (time ? parse_time_ns(tok, &v[*n]) :
+			   parse_num(tok, &v[*n], &rest) || *rest ||
+			   v[*n] >= 1)
+			return -1;
+		(*n)++;
+	}
+	return *n ? 0 : -1;
+}
+
 static const char *fmt_time(double ns, char *buf, size_t n)
 {
 	if (ns >= 1e9)
@@ -147,7 +179,7 @@ enum {
 	O_BW = 256, O_RTT, O_DELAY, O_DIST, O_LOSS, O_BURST, O_SIZE, O_COUNT,
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
 	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
-	O_STALL, O_STALL_EVERY, O_TX_LATE,
+	O_STALL, O_STALL_EVERY, O_TX_LATE, O_PATHS, O_PATH_DELAY, O_PATH_LOSS,
 };
 
 static const struct option opts[] = {
@@ -165,6 +197,8 @@ static const struct option opts[] = {
 	{ "timers", 1, NULL, O_TIMERS },
 	{ "stall", 1, NULL, O_STALL }, { "stall-every", 1, NULL, O_STALL_EVERY },
 	{ "tx-late", 1, NULL, O_TX_LATE },
+	{ "paths", 1, NULL, O_PATHS }, { "path-delay", 1, NULL, O_PATH_DELAY },
+	{ "path-loss", 1, NULL, O_PATH_LOSS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -175,11 +209,12 @@ int main(int argc, char **argv)
 	struct model_result m;
 	int c, json = 0, model = 0, have_model = 0, autop = 0;
 	static const char *const cand[] = { "sr", "adaptive", "ec" };
+	static const char *const path_state[] = { "up", "drained", "down" };
 	struct sdr_auto_pick pick;
 	struct sdr_auto_in ain;
 	const char *pol;
-	uint32_t mtu = 4096;
-	double v;
+	uint32_t mtu = 4096, i, nd = 0, nl = 0;
+	double v, lv[SIM_MAX_PATHS];
 	char b1[32], b2[32], b3[32], b4[32];
 
 	sim_defaults(&p);
@@ -277,6 +312,19 @@ int main(int argc, char **argv)
 			else
 				bad = 1;
 			break;
+		case O_PATHS:
+			bad = parse_u32(optarg, 1, SIM_MAX_PATHS, &p.npaths);
+			break;
+		case O_PATH_DELAY:
+			bad = parse_list(optarg, 1, lv, &nd);
+			for (i = 0; !bad && i < nd; i++)
+				p.path_owd_ns[i] = (uint64_t)lv[i];
+			break;
+		case O_PATH_LOSS:
+			bad = parse_list(optarg, 0, lv, &nl);
+			for (i = 0; !bad && i < nl; i++)
+				p.path_loss[i] = lv[i];
+			break;
 		case O_ALPHA: p.alpha_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_BACKOFF:
 			p.max_backoff = (uint32_t)strtoul(optarg, NULL, 0);
@@ -300,6 +348,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc || !p.count) {
 		usage(stderr);
+		return 2;
+	}
+	if (nd > (p.npaths ? p.npaths : 1) || nl > (p.npaths ? p.npaths : 1)) {
+		fprintf(stderr, "sdr-sim: --path-delay and --path-loss name at most --paths values\n");
 		return 2;
 	}
 	p.pay = mtu - SDR_WIRE_HDR_LEN;
@@ -376,6 +428,25 @@ int main(int argc, char **argv)
 			       (unsigned long long)r.st.parity_rx,
 			       (unsigned long long)r.st.ec_decodes,
 			       (unsigned long long)r.st.ec_recovered, r.decode_err);
+		if (p.npaths > 1) {
+			printf(",\"paths\":[");
+			for (i = 0; i < p.npaths; i++)
+				printf("%s{\"delay_ns\":%llu,\"loss\":%g,\"tx_pkts\":%llu,"
+				       "\"acked\":%llu,\"lost\":%llu,\"srtt_ns\":%llu,"
+				       "\"loss_pct\":%u,\"drains\":%llu,\"restores\":%llu,"
+				       "\"state\":\"%s\"}",
+				       i ? "," : "", (unsigned long long)p.path_owd_ns[i],
+				       p.path_loss[i],
+				       (unsigned long long)r.path[i].tx_pkts,
+				       (unsigned long long)r.path[i].acked,
+				       (unsigned long long)r.path[i].lost,
+				       (unsigned long long)r.path[i].srtt_ns,
+				       r.path[i].loss_pct,
+				       (unsigned long long)r.path[i].drains,
+				       (unsigned long long)r.path[i].restores,
+				       path_state[r.path[i].state]);
+			printf("]");
+		}
 		if (have_model) {
 			printf(",\"model\":{\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p99_ns\":%.0f,"
 			       "\"p999_ns\":%.0f", m.mean_ns, m.p50_ns, m.p99_ns, m.p999_ns);
@@ -449,6 +520,15 @@ int main(int argc, char **argv)
 			       fmt_time((double)p.stall_ns, b1, sizeof(b1)),
 			       fmt_time((double)p.stall_every_ns, b2, sizeof(b2)),
 			       (unsigned long long)r.stalls);
+		for (i = 0; p.npaths > 1 && i < p.npaths; i++)
+			printf("path %u      +%s, loss +%g: %llu packets sent, %llu lost (%u%%), srtt %s;  drained %llu, restored %llu, %s\n",
+			       i, fmt_time((double)p.path_owd_ns[i], b1, sizeof(b1)),
+			       p.path_loss[i], (unsigned long long)r.path[i].tx_pkts,
+			       (unsigned long long)r.path[i].lost, r.path[i].loss_pct,
+			       fmt_time((double)r.path[i].srtt_ns, b2, sizeof(b2)),
+			       (unsigned long long)r.path[i].drains,
+			       (unsigned long long)r.path[i].restores,
+			       path_state[r.path[i].state]);
 		printf("engine      srtt %s  rto %s;  %u done, %u failed;  %llu events, %.2f s CPU\n",
 		       fmt_time(r.srtt_ns, b1, sizeof(b1)), fmt_time(r.rto_ns, b2, sizeof(b2)),
 		       r.n, r.failed, (unsigned long long)r.events, r.cpu_s);

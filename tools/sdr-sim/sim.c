@@ -8,6 +8,8 @@
  * order, the event "queue" is just the heads of the two FIFOs plus the
  * sender's and receiver's deadlines from the engine: O(1) per event, so a
  * 1 GiB message (264k packets) costs a fraction of a second of CPU.
+ * Over several paths (rails) each has its own forward FIFO, and the
+ * earliest of their heads is the next arrival.
  *
  * Packets travel as decoded struct sdr_pkt / sdr_ack: the codec has its
  * own tests and fuzzer; here it would only cost time.  Likewise for EC
@@ -85,8 +87,10 @@ struct sim {
 	const struct sim_params *p;
 	uint64_t rng;
 	double	p_gb, p_bg;	/* Gilbert-Elliott transitions */
-	struct link fl, rl;
-	struct ring fwd, rev;
+	uint32_t npaths;	/* forward links: 1, or p->npaths */
+	struct link fl[SIM_MAX_PATHS], rl;
+	struct ring fwd[SIM_MAX_PATHS], rev;
+	struct sdr_paths paths;	/* the sender's, with npaths > 1 */
 	uint64_t events;
 	uint32_t decode_err;
 	uint64_t stall_at, stall_end;	/* the receiver's next (or current) stall */
@@ -155,15 +159,37 @@ static uint64_t tx_when(struct sim *s, uint64_t t, uint64_t now)
 	return t + s->late_ns;
 }
 
-/* serialize on @l starting no earlier than @now; arrival time or 0 if lost */
-static uint64_t transmit(struct sim *s, struct link *l, uint64_t now, uint32_t bytes)
+/*
+ * serialize on @l starting no earlier than @now; arrival time (@extra_ns
+ * more than the link's delay) or 0 if lost, @loss the path's own drop
+ * probability on top of the link's
+ */
+static uint64_t transmit(struct sim *s, struct link *l, uint64_t now, uint32_t bytes,
+			 uint64_t extra_ns, double loss)
 {
 	double start = l->free_at > (double)now ? l->free_at : (double)now;
 
 	l->free_at = start + bytes * 8e9 / s->p->bw_bps;
-	if (dropped(s, l))
+	if (dropped(s, l) || (loss > 0 && rndf(s) < loss))
 		return 0;
-	return (uint64_t)(l->free_at + (double)s->p->owd_ns);
+	return (uint64_t)(l->free_at + (double)(s->p->owd_ns + extra_ns));
+}
+
+/* the paths the flow spreads over (1 without --paths) */
+static uint32_t sim_npaths(const struct sim_params *p)
+{
+	return p->npaths > 1 ? p->npaths : 1;
+}
+
+/* the longest extra delay of a path */
+static uint64_t sim_path_owd_max(const struct sim_params *p)
+{
+	uint64_t d = 0;
+	uint32_t i;
+
+	for (i = 0; i < sim_npaths(p); i++)
+		d = p->path_owd_ns[i] > d ? p->path_owd_ns[i] : d;
+	return p->npaths > 1 ? d : 0;
 }
 
 void sim_defaults(struct sim_params *p)
@@ -204,13 +230,14 @@ double sim_base_rtt_ns(const struct sim_params *p)
 
 static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 {
-	double rtt = sim_base_rtt_ns(p);
-	double bdp = rtt / sim_tinj_ns(p);
+	/* over several paths: the slowest one's RTT, all of their rate */
+	double rtt = sim_base_rtt_ns(p) + 2.0 * sim_path_owd_max(p);
+	double bdp = rtt / sim_tinj_ns(p) * sim_npaths(p);
 
 	sdr_sr_cfg_default(c);
 	c->pay = p->pay;
 	c->max_inflight = bdp * 4 + 1024 > 4e9 ? 4000000000U : (uint32_t)(bdp * 4 + 1024);
-	c->pace_bps = (uint64_t)p->bw_bps;
+	c->pace_bps = (uint64_t)(p->bw_bps * sim_npaths(p));
 	c->pace_burst = 0;
 	c->alpha_pct = p->alpha_pct;
 	/* the path's RTT is configured, as in the paper: start at 2x it */
@@ -311,7 +338,7 @@ static void rx_ctrl(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
 	struct sdr_ack ack;
 
 	while (sdr_sr_rx_next_ctrl(fr, rx, now, &hdr, &ack)) {
-		uint64_t at = transmit(s, &s->rl, now, ack_bytes());
+		uint64_t at = transmit(s, &s->rl, now, ack_bytes(), 0, 0);
 
 		if (at) {
 			struct rpkt *n = ring_push(&s->rev);
@@ -349,6 +376,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 	uint64_t now = *nowp, start = now;
 	struct sdr_sr_tx tx;
 	struct sdr_sr_rx rx;
+	uint32_t i;
 	int ret;
 
 	if (sdr_sr_tx_init(fs, &tx, seq, len, txmem, now))
@@ -358,8 +386,17 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 	sdr_sr_rx_init(fr, &rx, len, rxmem);
 
 	for (;;) {
-		struct fpkt *f = ring_front(&s->fwd);
+		struct fpkt *f = NULL, *h;
 		struct rpkt *r = ring_front(&s->rev);
+		uint32_t fi = 0;
+
+		for (i = 0; i < s->npaths; i++) {
+			h = ring_front(&s->fwd[i]);
+			if (h && (!f || h->t < f->t)) {
+				f = h;
+				fi = i;
+			}
+		}
 		uint64_t t_tx = tx_when(s, sdr_sr_tx_deadline(fs, &tx, now), now);
 		uint64_t t_rx = rx_when(s, sdr_sr_rx_deadline(fr, &rx), 0);
 		uint64_t t_f = f ? rx_when(s, f->t, 1) : INF_NS;
@@ -381,7 +418,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 		if (t_f <= now) {
 			if (f->p.msg_seq == seq)
 				rx_pkt(s, fr, &rx, &f->p, now, seq);
-			ring_pop(&s->fwd);
+			ring_pop(&s->fwd[fi]);
 		} else if (t_r <= now) {
 			ret = 0;
 			if (r->h.msg_seq == seq)
@@ -400,11 +437,15 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 			int sent = 0;
 
 			while ((ret = sdr_sr_tx_next(fs, &tx, now, &d)) == 1) {
-				uint64_t at = transmit(s, &s->fl, now, d.len + SDR_WIRE_HDR_LEN);
+				uint32_t pi = d.path < s->npaths ? d.path : 0;
+				uint64_t at = transmit(s, &s->fl[pi], now,
+						       d.len + SDR_WIRE_HDR_LEN,
+						       s->npaths > 1 ? p->path_owd_ns[pi] : 0,
+						       s->npaths > 1 ? p->path_loss[pi] : 0);
 
 				sent++;
 				if (at) {
-					struct fpkt *n = ring_push(&s->fwd);
+					struct fpkt *n = ring_push(&s->fwd[pi]);
 
 					n->t = at;
 					memset(&n->p, 0, sizeof(n->p));
@@ -430,7 +471,8 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 		}
 	}
 	/* what is still on the wire belongs to this message: discard it */
-	s->fwd.len = 0;
+	for (i = 0; i < s->npaths; i++)
+		s->fwd[i].len = 0;
 	s->rev.len = 0;
 	*nowp = now;
 	return (int64_t)(now - start);
@@ -454,10 +496,14 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	if (p->policy == SIM_EC &&
 	    (!p->ec_k || p->ec_k > SDR_EC_MAX_K || !p->ec_m || p->ec_m > SDR_EC_MAX_M))
 		return -22;
+	if (p->npaths > SIM_MAX_PATHS)
+		return -22;
 	memset(&s, 0, sizeof(s));
 	s.p = p;
 	s.rng = p->seed * 0x2545F4914F6CDD1DULL + 1;
-	s.fwd.esz = sizeof(struct fpkt);
+	s.npaths = sim_npaths(p);
+	for (i = 0; i < s.npaths; i++)
+		s.fwd[i].esz = sizeof(struct fpkt);
 	s.rev.esz = sizeof(struct rpkt);
 	if (p->burst > 1 && p->loss > 0 && p->loss < 1) {
 		s.p_bg = 1.0 / p->burst;
@@ -469,6 +515,14 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	fr = malloc(sizeof(*fr));
 	sdr_sr_flow_init(fs, &cfg);
 	sdr_sr_flow_init(fr, &cfg);
+	if (s.npaths > 1) {
+		struct sdr_path_cfg pc;
+
+		sdr_path_cfg_default(&pc);
+		if (sdr_paths_init(&s.paths, s.npaths, &pc))
+			return -22;
+		sdr_sr_flow_set_paths(fs, &s.paths);
+	}
 	txmem = malloc(sdr_sr_tx_size((uint32_t)p->size, p->pay));
 	rxmem = malloc(sdr_sr_rx_size((uint32_t)p->size, p->pay));
 	res->ct_ns = calloc(p->count, sizeof(double));
@@ -505,6 +559,8 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	res->reorder_ns = (double)sdr_sr_reorder_ns(fr);
 	res->nack_iv_ns = (double)sdr_sr_nack_interval_ns(fr);
 	res->tail_wait_ns = (double)sdr_sr_tail_wait_ns(fr);
+	if (s.npaths > 1)
+		memcpy(res->path, s.paths.p, sizeof(res->path));
 
 	if (res->n) {
 		sorted = malloc(res->n * sizeof(double));
@@ -521,7 +577,8 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 		res->goodput_bps = p->size * 8e9 / res->mean_ns;
 		free(sorted);
 	}
-	free(s.fwd.v);
+	for (i = 0; i < s.npaths; i++)
+		free(s.fwd[i].v);
 	free(s.rev.v);
 	free(txmem);
 	free(rxmem);

@@ -13,6 +13,8 @@
 #include "sdr_sr.h"
 #include "sdr_auto.h"
 
+#define SIM_MAX_PATHS	SDR_PATH_MAX
+
 enum sim_policy {
 	SIM_SR,
 	SIM_EC,
@@ -55,6 +57,15 @@ struct sim_params {
 	uint64_t stall_every_ns;
 	/* the sender's timers fire late by this on average (exponential) */
 	uint64_t tx_late_ns;
+	/*
+	 * npaths > 1: the sender spreads the flow over that many links to
+	 * the receiver (rails), each at bw_bps with the loss above, plus
+	 * path_owd_ns more one-way delay and path_loss more drop
+	 * probability of its own; answers come back over one link.
+	 */
+	uint32_t npaths;
+	uint64_t path_owd_ns[SIM_MAX_PATHS];
+	double	path_loss[SIM_MAX_PATHS];
 };
 
 struct sim_result {
@@ -76,6 +87,8 @@ struct sim_result {
 	/* what the receiver learned (ADAPTIVE), and its timers from it */
 	struct sdr_sr_learn ad;
 	double	reorder_ns, nack_iv_ns, tail_wait_ns;
+	/* npaths > 1: each path as the sender's engine saw it at the end */
+	struct sdr_path	path[SIM_MAX_PATHS];
 };
 
 struct model_result {
