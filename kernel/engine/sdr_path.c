@@ -78,13 +78,20 @@ static void sdr_path_drain(struct sdr_paths *ps, struct sdr_path *p, u64 now)
 	sdr_path_window_reset(p);
 }
 
-/* A drained path's test train is resolved: use it again, or wait longer. */
+/*
+ * A drained path's test train is over: use it again, or wait longer.  A
+ * train whose messages ended before half of it was answered or lost says
+ * nothing: it runs again.
+ */
 static void sdr_path_test_end(struct sdr_paths *ps, struct sdr_path *p,
 			      u64 now)
 {
-	u32 loss = p->train_lost * 100 / ps->cfg.probe_pkts;
+	u32 loss;
 
 	p->testing = false;
+	if (2 * p->train_done < ps->cfg.probe_pkts)
+		return;
+	loss = p->train_lost * 100 / p->train_done;
 	if (2 * loss <= ps->cfg.drain_pct) {
 		p->state = SDR_PATH_UP;
 		p->loss_pct = loss;
@@ -114,6 +121,7 @@ static void sdr_path_tests_start(struct sdr_paths *ps, u64 now)
 			continue;
 		p->testing = true;
 		p->train_left = ps->cfg.probe_pkts;
+		p->train_done = 0;
 		p->train_lost = 0;
 	}
 }
@@ -205,6 +213,7 @@ static void sdr_path_resolve(struct sdr_paths *ps, u32 i, bool lost, u64 now)
 	if (p->state == SDR_PATH_DRAINED) {
 		if (!p->testing)
 			return;
+		p->train_done++;
 		p->train_lost += lost;
 		if (!p->inflight && !p->train_left)
 			sdr_path_test_end(ps, p, now);
@@ -268,7 +277,7 @@ void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns)
 }
 
 /* A tracked packet's message ended with it in flight: no verdict. */
-void sdr_path_forget(struct sdr_paths *ps, u32 i)
+void sdr_path_forget(struct sdr_paths *ps, u32 i, u64 now_ns)
 {
 	struct sdr_path *p;
 
@@ -277,9 +286,8 @@ void sdr_path_forget(struct sdr_paths *ps, u32 i)
 	p = &ps->p[i];
 	if (p->inflight)
 		p->inflight--;
-	/* a test that lost its packets this way tests again */
 	if (p->testing && !p->inflight && !p->train_left)
-		p->testing = false;
+		sdr_path_test_end(ps, p, now_ns);
 }
 
 /*

@@ -64,7 +64,8 @@ struct sdr_path {
 	bool	testing;	/* a test train is out (DRAINED only) */
 	u32	inflight;	/* tracked packets not yet resolved */
 	u32	train_left;	/* test packets still to send */
-	u32	train_lost;	/* ... lost of those sent */
+	u32	train_done;	/* ... resolved of those sent (not forgotten) */
+	u32	train_lost;	/* ... lost of those */
 	u32	win_acked;	/* this loss window so far */
 	u32	win_lost;
 	u32	loss_pct;	/* loss, moving average of the windows' */
@@ -98,7 +99,7 @@ u32 sdr_path_pick_untracked(struct sdr_paths *ps);
 void sdr_path_acked(struct sdr_paths *ps, u32 i, u64 tx_ns, bool sample,
 		    u64 now_ns);
 void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns);
-void sdr_path_forget(struct sdr_paths *ps, u32 i);
+void sdr_path_forget(struct sdr_paths *ps, u32 i, u64 now_ns);
 bool sdr_path_overdue(const struct sdr_paths *ps, u32 i, u64 tx_ns);
 u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u32 alpha_pct,
 		    u64 fallback_ns);

@@ -319,7 +319,7 @@ static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 		if (blame)
 			sdr_path_lost(f->paths, m->path[i], now);
 		else
-			sdr_path_forget(f->paths, m->path[i]);
+			sdr_path_forget(f->paths, m->path[i], now);
 	}
 }
 
@@ -331,7 +331,7 @@ static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 
 	if (f->paths)
 		for (i = m->flight.head; i != SDR_SR_NIL; i = m->next[i])
-			sdr_path_forget(f->paths, m->path[i]);
+			sdr_path_forget(f->paths, m->path[i], now);
 	f->inflight -= m->inflight;
 	m->inflight = 0;
 	m->status = status;

@@ -67,7 +67,7 @@ static void test_path_init_bounds(void)
 	/* out-of-range path numbers change nothing */
 	sdr_path_acked(&ps, 2, 0, true, 1);
 	sdr_path_lost(&ps, 7, 1);
-	sdr_path_forget(&ps, 9);
+	sdr_path_forget(&ps, 9, 0);
 	CHECK(!sdr_path_overdue(&ps, 3, 0));
 	CHECK_EQ(sdr_path_rto_of(&ps, 3, 25, 5), 5);
 	CHECK_EQ(sdr_path_set_down(&ps, 2, true, 0), -EINVAL);
@@ -158,7 +158,8 @@ static void test_path_last_kept(void)
 /*
  * A test train starts only once the drained path's old packets are
  * resolved, and only with new packets; packets forgotten (their message
- * ended) leave no verdict and the test runs again.
+ * ended) count for nothing: with under half of the train answered or
+ * lost there is no verdict and the test runs again.
  */
 static void test_path_test_train(void)
 {
@@ -182,7 +183,7 @@ static void test_path_test_train(void)
 	/* wait over, but a packet of it is still out: no test */
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, now), 0);
 	CHECK(!ps.p[1].testing);
-	sdr_path_forget(&ps, held);
+	sdr_path_forget(&ps, held, now);
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, now), 1);
 	CHECK(ps.p[1].testing);
 	/* a resend does not join the train */
@@ -193,11 +194,20 @@ static void test_path_test_train(void)
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, now), 0);
 	/* its message ended: no verdict, a new train */
 	for (k = 0; k < ps.cfg.probe_pkts; k++)
-		sdr_path_forget(&ps, 1);
+		sdr_path_forget(&ps, 1, now);
 	CHECK(!ps.p[1].testing);
 	CHECK_EQ(ps.p[1].state, SDR_PATH_DRAINED);
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, now), 1);
 	CHECK(ps.p[1].testing);
+	/* 40 of it answered, the rest forgotten: a verdict on the 40 */
+	for (k = 1; k < ps.cfg.probe_pkts; k++)
+		CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, now), 1);
+	for (k = 0; k < 40; k++)
+		sdr_path_acked(&ps, 1, now, true, now + 1000);
+	for (; k < ps.cfg.probe_pkts; k++)
+		sdr_path_forget(&ps, 1, now);
+	CHECK_EQ(ps.p[1].state, SDR_PATH_UP);
+	CHECK_EQ(ps.p[1].restores, 1);
 }
 
 /* Down: never picked; up again: tested before it carries data. */
