@@ -13,7 +13,8 @@
  *   SKIP(fmt, ...) ends the test as skipped; TH_LOG(fmt, ...) prints "# ...".
  *
  * Every test runs in a forked child (a crash or hang fails that test only;
- * the child is killed at its timeout).  Output is TAP: "1..N", then
+ * the child is killed at its timeout, times SDR_TEST_SLOW (1..10, default
+ * 1) on a slow kernel: make check-debug's sets 3).  Output is TAP: "1..N", then
  * "ok N - name", "not ok N - name" or "ok N - name # SKIP reason".  A test
  * that passes without having evaluated a single ASSERT_* or EXPECT_* is
  * "not ok" (it could not have failed); a SKIP after a failed EXPECT is a
@@ -179,6 +180,19 @@ static inline void th_abort(void)
 	static void f##_##name(struct f##_fixture *self)
 #define TEST_F(f, name) TEST_F_T(f, name, 120)
 
+/* SDR_TEST_SLOW: how much longer every test may take (1..10; else 1). */
+static inline unsigned int th_slow(void)
+{
+	const char *s = getenv("SDR_TEST_SLOW");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return 1;
+	v = strtoul(s, &end, 10);
+	return *end || v < 1 || v > 10 ? 1 : (unsigned int)v;
+}
+
 /* Run one test in a child; returns TH_EXIT_*. */
 static inline int th_run_one(struct th_test *t)
 {
@@ -194,7 +208,7 @@ static inline int th_run_one(struct th_test *t)
 	}
 	if (pid == 0) {
 		setpgid(0, 0);	/* the test's own children die with it */
-		alarm(t->timeout_s);
+		alarm(t->timeout_s * th_slow());
 		th_failed = 0;
 		th_checks = 0;
 		t->run();
