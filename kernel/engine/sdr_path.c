@@ -10,6 +10,7 @@ void sdr_path_cfg_default(struct sdr_path_cfg *cfg)
 	cfg->probe_pkts = 64;
 	cfg->probe_ns = 100000000ULL;		/* 100 ms */
 	cfg->probe_max_ns = 3200000000ULL;	/* 3.2 s */
+	cfg->alpha_pct = 25;
 }
 
 int sdr_paths_init(struct sdr_paths *ps, u32 n, const struct sdr_path_cfg *cfg)
@@ -20,21 +21,18 @@ int sdr_paths_init(struct sdr_paths *ps, u32 n, const struct sdr_path_cfg *cfg)
 		return -EINVAL;
 	ps->cfg = *cfg;
 	ps->n = n;
+	/* no floor nor cap of its own: the flow's RTO is the floor */
+	for (n = 0; n < ps->n; n++)
+		sdr_rtt_init(&ps->p[n].rtt, 0, 0, U64_MAX, cfg->alpha_pct);
 	return 0;
 }
 
-static u64 sdr_path_rto_one(const struct sdr_path *p, u32 alpha_pct)
-{
-	return p->srtt_ns + max(div_u64(p->srtt_ns * alpha_pct, 100),
-				4 * p->rttvar_ns);
-}
-
 /*
- * The longest retransmission timeout a path in use needs: SRTT +
- * max(@alpha_pct of SRTT, 4 RTTVAR) of its own samples, as the flow's
- * (sdr_rtt.h), or @init_ns for one with packets out and no sample yet.
+ * The longest retransmission timeout a path in use needs: its own
+ * estimator's (sdr_rtt.h, cfg.alpha_pct), or @init_ns for one with
+ * packets out and no sample yet.
  */
-u64 sdr_path_rto(const struct sdr_paths *ps, u32 alpha_pct, u64 init_ns)
+u64 sdr_path_rto(const struct sdr_paths *ps, u64 init_ns)
 {
 	u64 rto = 0;
 	u32 i;
@@ -44,8 +42,8 @@ u64 sdr_path_rto(const struct sdr_paths *ps, u32 alpha_pct, u64 init_ns)
 
 		if (p->state == SDR_PATH_DOWN)
 			continue;
-		if (p->srtt_ns)
-			rto = max(rto, sdr_path_rto_one(p, alpha_pct));
+		if (p->rtt.samples)
+			rto = max(rto, sdr_rtt_rto(&p->rtt));
 		else if (p->inflight)
 			rto = max(rto, init_ns);
 	}
@@ -245,25 +243,12 @@ void sdr_path_acked(struct sdr_paths *ps, u32 i, u64 tx_ns, bool sample,
 		    u64 now_ns)
 {
 	struct sdr_path *p;
-	u64 rtt, dev;
 
 	if (i >= ps->n)
 		return;
 	p = &ps->p[i];
 	if (sample && now_ns >= tx_ns) {
-		rtt = now_ns - tx_ns;
-		if (!p->srtt_ns) {
-			p->srtt_ns = rtt;
-			p->rttvar_ns = rtt / 2;
-		} else {
-			dev = rtt > p->srtt_ns ? rtt - p->srtt_ns :
-						 p->srtt_ns - rtt;
-			p->rttvar_ns = p->rttvar_ns - (p->rttvar_ns >> 2) +
-				       (dev >> 2);
-			p->srtt_ns = p->srtt_ns - (p->srtt_ns >> 3) + (rtt >> 3);
-		}
-		if (!p->min_rtt_ns || rtt < p->min_rtt_ns)
-			p->min_rtt_ns = rtt;
+		sdr_rtt_sample(&p->rtt, now_ns - tx_ns);
 		if (tx_ns > p->newest_tx_ns)
 			p->newest_tx_ns = tx_ns;
 	}
@@ -300,15 +285,14 @@ bool sdr_path_overdue(const struct sdr_paths *ps, u32 i, u64 tx_ns)
 }
 
 /*
- * The retransmission timeout of path @i (as the flow's, sdr_rtt.h, of
- * its own samples), or @fallback_ns before it has one.
+ * The retransmission timeout of path @i (its own estimator's), or
+ * @fallback_ns before it has a sample.
  */
-u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u32 alpha_pct,
-		    u64 fallback_ns)
+u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u64 fallback_ns)
 {
-	if (i >= ps->n || !ps->p[i].srtt_ns)
+	if (i >= ps->n || !ps->p[i].rtt.samples)
 		return fallback_ns;
-	return sdr_path_rto_one(&ps->p[i], alpha_pct);
+	return sdr_rtt_rto(&ps->p[i].rtt);
 }
 
 /*

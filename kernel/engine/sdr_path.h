@@ -41,6 +41,7 @@
 #define SDR_PATH_H
 
 #include "sdr_compat.h"
+#include "sdr_rtt.h"
 
 #define SDR_PATH_MAX		8
 #define SDR_PATH_ANY		U32_MAX	/* sdr_path_pick(): nothing to avoid */
@@ -57,6 +58,7 @@ struct sdr_path_cfg {
 	u32	probe_pkts;	/* packets in a test train of a drained path */
 	u64	probe_ns;	/* first test this long after the drain */
 	u64	probe_max_ns;	/* the wait doubles per failed test, to this */
+	u32	alpha_pct;	/* a path's RTO, as the flow's (sdr_rtt.h) */
 };
 
 struct sdr_path {
@@ -70,10 +72,8 @@ struct sdr_path {
 	u32	win_lost;
 	u32	loss_pct;	/* loss, moving average of the windows' */
 	u32	windows;	/* loss samples taken */
-	u64	srtt_ns;	/* 0: no sample yet */
-	u64	rttvar_ns;
+	struct sdr_rtt	rtt;	/* its own samples (rtt.samples 0: none yet) */
 	u64	newest_tx_ns;	/* send time of the newest packet delivered */
-	u64	min_rtt_ns;
 	u64	test_at_ns;	/* DRAINED: the next test train not before */
 	u64	test_wait_ns;	/* ... the wait after the last failed one */
 	/* counters */
@@ -101,10 +101,9 @@ void sdr_path_acked(struct sdr_paths *ps, u32 i, u64 tx_ns, bool sample,
 void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns);
 void sdr_path_forget(struct sdr_paths *ps, u32 i, u64 now_ns);
 bool sdr_path_overdue(const struct sdr_paths *ps, u32 i, u64 tx_ns);
-u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u32 alpha_pct,
-		    u64 fallback_ns);
+u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u64 fallback_ns);
 int sdr_path_set_down(struct sdr_paths *ps, u32 i, bool down, u64 now_ns);
 u32 sdr_path_usable(const struct sdr_paths *ps);
-u64 sdr_path_rto(const struct sdr_paths *ps, u32 alpha_pct, u64 init_ns);
+u64 sdr_path_rto(const struct sdr_paths *ps, u64 init_ns);
 
 #endif /* SDR_PATH_H */

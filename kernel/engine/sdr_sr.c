@@ -231,8 +231,7 @@ static u64 sdr_sr_expiry(const struct sdr_sr_flow *f,
 		t = min(t, sdr_sr_silent_cap(f));
 	/* over several paths, the slowest path's packets need its RTO */
 	if (f->paths && f->paths->n > 1)
-		t = max(t, sdr_path_rto(f->paths, f->rtt.alpha_pct,
-					f->rtt.init_rto_ns));
+		t = max(t, sdr_path_rto(f->paths, f->rtt.init_rto_ns));
 	t = sdr_sat_add(t, f->rto_extra_ns);
 	return sdr_sat_add(m->tx_ns[i], sdr_sat_add(t, sdr_sr_ec_hold(f, m)));
 }
@@ -869,7 +868,7 @@ static bool sdr_sr_path_overdue(const struct sdr_sr_flow *f,
 		return true;
 	if (m->ec_k)
 		return now_ns - m->tx_ns[i] >=
-		       sdr_path_rto_of(f->paths, m->path[i], f->rtt.alpha_pct,
+		       sdr_path_rto_of(f->paths, m->path[i],
 				       sdr_rtt_rto(&f->rtt));
 	return sdr_path_overdue(f->paths, m->path[i], m->tx_ns[i]);
 }

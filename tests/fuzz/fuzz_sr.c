@@ -162,6 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sdr_path_cfg_default(&pcfg);
 		pcfg.probe_ns = 1000000;
 		pcfg.probe_pkts = 4;
+		pcfg.alpha_pct = cfg.alpha_pct;
 		if (sdr_paths_init(&paths, npaths, &pcfg))
 			abort();
 		sdr_sr_flow_set_paths(&fs, &paths);

@@ -69,7 +69,7 @@ static void test_path_init_bounds(void)
 	sdr_path_lost(&ps, 7, 1);
 	sdr_path_forget(&ps, 9, 0);
 	CHECK(!sdr_path_overdue(&ps, 3, 0));
-	CHECK_EQ(sdr_path_rto_of(&ps, 3, 25, 5), 5);
+	CHECK_EQ(sdr_path_rto_of(&ps, 3, 5), 5);
 	CHECK_EQ(sdr_path_set_down(&ps, 2, true, 0), -EINVAL);
 	CHECK_EQ(ps.p[0].acked + ps.p[1].acked + ps.p[0].lost + ps.p[1].lost, 0);
 }
@@ -88,7 +88,7 @@ static void test_path_least_inflight(void)
 	/* path b answers: it has the fewest in flight now */
 	sdr_path_acked(&ps, b, 0, true, 1000);
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, 2000), b);
-	CHECK_EQ(ps.p[b].srtt_ns, 1000);
+	CHECK_EQ(ps.p[b].rtt.srtt_ns, 1000);
 	CHECK_EQ(ps.p[a].inflight + ps.p[b].inflight + ps.p[c].inflight, 3);
 	/* a resend avoids the path its last copy took */
 	sdr_path_lost(&ps, a, 3000);
@@ -249,7 +249,7 @@ static void test_path_overdue_rto(void)
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, 100), 0);
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, 200), 1);
 	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, 300), 0);
-	CHECK_EQ(sdr_path_rto_of(&ps, 0, 25, 777), 777);
+	CHECK_EQ(sdr_path_rto_of(&ps, 0, 777), 777);
 	/* path 0's later packet (sent at 300) arrived: its first is overdue */
 	sdr_path_acked(&ps, 0, 300, true, 1300);
 	CHECK(sdr_path_overdue(&ps, 0, 100));
@@ -259,18 +259,18 @@ static void test_path_overdue_rto(void)
 	/* an answer to a resent or rebuilt packet proves nothing */
 	sdr_path_acked(&ps, 1, 500, false, 600);
 	CHECK(!sdr_path_overdue(&ps, 1, 200));
-	CHECK_EQ(ps.p[1].srtt_ns, 0);
+	CHECK_EQ(ps.p[1].rtt.srtt_ns, 0);
 	CHECK_EQ(ps.p[1].acked, 1);
 	/* first sample: SRTT 1000, RTTVAR 500: RTO 1000 + 4 * 500 */
-	CHECK_EQ(ps.p[0].srtt_ns, 1000);
-	CHECK_EQ(sdr_path_rto_of(&ps, 0, 25, 777), 3000);
-	CHECK_EQ(sdr_path_rto(&ps, 25, 5000), 3000);
+	CHECK_EQ(ps.p[0].rtt.srtt_ns, 1000);
+	CHECK_EQ(sdr_path_rto_of(&ps, 0, 777), 3000);
+	CHECK_EQ(sdr_path_rto(&ps, 5000), 3000);
 	/* a path with packets out and no sample: the initial RTO */
 	CHECK_EQ(sdr_path_pick(&ps, 0, 400), 1);
-	CHECK_EQ(sdr_path_rto(&ps, 25, 5000), 5000);
+	CHECK_EQ(sdr_path_rto(&ps, 5000), 5000);
 	/* a down path's timeout no longer counts */
 	CHECK_EQ(sdr_path_set_down(&ps, 1, true, 500), 0);
-	CHECK_EQ(sdr_path_rto(&ps, 25, 5000), 3000);
+	CHECK_EQ(sdr_path_rto(&ps, 5000), 3000);
 }
 
 void test_path(void)

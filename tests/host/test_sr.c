@@ -653,7 +653,7 @@ static void check_paths(struct world *w)
 			 im->path_loss[i], (unsigned long long)p->tx_pkts,
 			 (unsigned long long)p->untracked,
 			 (unsigned long long)p->acked, (unsigned long long)p->lost,
-			 p->srtt_ns / 1e3, (unsigned long long)p->drains,
+			 p->rtt.srtt_ns / 1e3, (unsigned long long)p->drains,
 			 (unsigned long long)p->restores, p->state, p->loss_pct);
 		CHECK_EQ(p->inflight, 0);
 		if (im->down_path == i + 1) {
@@ -721,6 +721,7 @@ static void run(const struct imp *im)
 		sdr_path_cfg_default(&pc);
 		pc.probe_ns = 2 * MS;
 		pc.probe_max_ns = 16 * MS;
+		pc.alpha_pct = cfg.alpha_pct;
 		CHECK_EQ(sdr_paths_init(&w->paths, im->npaths, &pc), 0);
 		sdr_sr_flow_set_paths(&w->fs, &w->paths);
 	}

@@ -440,7 +440,7 @@ int main(int argc, char **argv)
 				       (unsigned long long)r.path[i].tx_pkts,
 				       (unsigned long long)r.path[i].acked,
 				       (unsigned long long)r.path[i].lost,
-				       (unsigned long long)r.path[i].srtt_ns,
+				       (unsigned long long)r.path[i].rtt.srtt_ns,
 				       r.path[i].loss_pct,
 				       (unsigned long long)r.path[i].drains,
 				       (unsigned long long)r.path[i].restores,
@@ -525,7 +525,7 @@ int main(int argc, char **argv)
 			       i, fmt_time((double)p.path_owd_ns[i], b1, sizeof(b1)),
 			       p.path_loss[i], (unsigned long long)r.path[i].tx_pkts,
 			       (unsigned long long)r.path[i].lost, r.path[i].loss_pct,
-			       fmt_time((double)r.path[i].srtt_ns, b2, sizeof(b2)),
+			       fmt_time((double)r.path[i].rtt.srtt_ns, b2, sizeof(b2)),
 			       (unsigned long long)r.path[i].drains,
 			       (unsigned long long)r.path[i].restores,
 			       path_state[r.path[i].state]);

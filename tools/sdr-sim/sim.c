@@ -519,6 +519,7 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 		struct sdr_path_cfg pc;
 
 		sdr_path_cfg_default(&pc);
+		pc.alpha_pct = cfg.alpha_pct;
 		if (sdr_paths_init(&s.paths, s.npaths, &pc))
 			return -22;
 		sdr_sr_flow_set_paths(fs, &s.paths);
