@@ -52,6 +52,7 @@
 /* Module parameters (sdr_params.c). */
 extern unsigned int sdr_recv_depth;
 extern unsigned int sdr_send_depth;
+extern unsigned int sdr_dev_paths;
 extern unsigned int sdr_max_region_mb;
 extern unsigned int sdr_none_idle_ms;
 extern unsigned int sdr_none_reorder_pkts;
@@ -130,7 +131,14 @@ struct sdr_dev {
 	struct ib_pd		*pd;
 	struct ib_cq		*send_cq;
 	struct ib_cq		*recv_cq;
-	struct ib_qp		*qp;
+	struct ib_qp		*qp;		/* path 0: sends and receives */
+	/*
+	 * paths 1..nr_paths-1: send-only QPs (sdr_net_qp()), same CQs;
+	 * nr_paths is fixed by sdr_net_init(), xqp[] go with qp at stop
+	 */
+	struct ib_qp		*xqp[SDR_PATHS_MAX - 1];
+	u32			nr_paths;
+	u32			path_qpn[SDR_PATHS_MAX];	/* of each, fixed */
 	u32			mtu;		/* IB MTU when the QP was made */
 	bool			rx_stopped;	/* do not repost receives */
 	bool			stopping;	/* sdr_net_stop() began */
@@ -333,9 +341,17 @@ struct sdr_flow {
 	u32			max_msgs;
 	bool			dead;		/* destroyed: ignore packets */
 
+	/* paths: QPs of sdev it sends over; the engine's view of them */
+	u32			paths;
+	u32			path_qpn[SDR_PATHS_MAX];	/* theirs, fixed */
+	struct sdr_paths	*ps;		/* paths > 1 only */
+
 	/* peer */
 	struct ib_ah		*ah;
 	u32			peer_qpn;
+	/* QPNs the peer sends from: peer_qpn and its other paths' */
+	u32			peer_npaths;
+	u32			peer_path_qpn[SDR_PATHS_MAX];
 	u32			peer_qkey;
 	u32			peer_flow;
 	u64			peer_token;	/* goes in every packet we send */
@@ -455,7 +471,7 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m);
 bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
-		      const u8 **data, struct sdr_txmsg **msg);
+		      const u8 **data, struct sdr_txmsg **msg, u32 *path);
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);
 void sdr_flow_queue_tx(struct sdr_flow *flow);
 

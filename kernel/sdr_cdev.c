@@ -115,7 +115,7 @@ static int sdr_ioc_flow_create(struct sdr_ctx *ctx, void *p)
 
 	int ret;
 
-	if (arg->__reserved)
+	if (arg->__reserved || arg->__reserved3)
 		return -EINVAL;
 	ret = sdr_flow_create(ctx, arg);
 	if (ret)
@@ -203,16 +203,19 @@ static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 }
 
 /*
- * SDR_IOC_QUERY.  Answers from constants and the policy table only, so it
- * needs no lock and no device: it works before bind and after removal.
+ * SDR_IOC_QUERY.  Answers from constants, the policy table and what the
+ * bound device was set up with, so it needs no lock: it works before bind
+ * and after removal.
  */
 static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 {
 	const struct sdr_policy_ops *ops;
 	struct sdr_query *arg = p;
+	struct sdr_dev *sdev;
 	u32 id;
 
-	if (memchr_inv(arg->__reserved, 0, sizeof(arg->__reserved)))
+	if (arg->__reserved0 ||
+	    memchr_inv(arg->__reserved, 0, sizeof(arg->__reserved)))
 		return -EINVAL;
 	arg->abi_version = SDR_ABI_VERSION;
 	arg->policy_nr = SDR_POLICY_NR;
@@ -221,11 +224,14 @@ static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 		arg->policies |= BIT_ULL(id);
 	if (sdr_policy_runs(SDR_POLICY_AUTO))
 		arg->policies |= BIT_ULL(SDR_POLICY_AUTO);
-	arg->features = 0;	/* no SDR_FEATURE_* yet */
+	arg->features = SDR_FEATURE_MULTIPATH;
 	arg->ec_max_k = SDR_EC_MAX_K;
 	arg->ec_max_m = SDR_EC_MAX_M;
 	arg->max_msg_size = SDR_MAX_MSG_SIZE;
 	arg->max_msgs = SDR_MAX_MSGS;
+	/* bound: its device's (fixed when it was set up); else the parameter */
+	sdev = smp_load_acquire(&ctx->sdev);
+	arg->paths_max = sdev ? sdev->nr_paths : READ_ONCE(sdr_dev_paths);
 	return 0;
 }
 
@@ -249,8 +255,11 @@ SDR_V1_ENDS_AT(sdr_recv_complete, __reserved, SDR_RECV_COMPLETE_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_send_post, __reserved, SDR_SEND_POST_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_modify, policy, SDR_FLOW_MODIFY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_query, __reserved, SDR_QUERY_SIZE_V1);
-/* and version 2 at its last field, the struct the kernel knows */
-static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V2);
+/* and the later versions at their last fields, the structs it knows */
+static_assert(offsetofend(struct sdr_flow_create, ec_m) ==
+	      SDR_FLOW_CREATE_SIZE_V2);
+static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V3);
+static_assert(sizeof(struct sdr_flow_connect) == SDR_FLOW_CONNECT_SIZE_V2);
 static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V2);
 
 /* struct sdr_ioctl_op.mode */

@@ -37,6 +37,7 @@
 #define SDR_STATE_HDR	64
 
 static_assert(sizeof(struct sdr_recv_state) == SDR_STATE_HDR);
+static_assert(SDR_PATHS_MAX == SDR_PATH_MAX);
 
 /*
  * The flow's address handle is gone by now: sdr_flow_detach() or the
@@ -67,6 +68,7 @@ static void sdr_flow_free_work(struct work_struct *work)
 		if (ops->flow_free)
 			ops->flow_free(flow);
 	kfree(flow->slots);
+	kfree(flow->ps);
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
 	kfree_rcu(flow, rcu);
@@ -226,6 +228,10 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 		arg->ec_m = READ_ONCE(sdr_ec_m);
 	if (!sdr_ec_geometry_ok(arg->ec_k, arg->ec_m))
 		return -EINVAL;
+	if (!arg->paths)
+		arg->paths = 1;
+	if (arg->paths > sdev->nr_paths)
+		return -EINVAL;
 	arg->payload = payload;
 	*ppc = arg->chunk_size / payload;
 	return 0;
@@ -251,7 +257,7 @@ static int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
 int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 {
 	struct sdr_dev *sdev = ctx->sdev;
-	u32 ppc, npkts, nchunks, id;
+	u32 ppc, npkts, nchunks, id, i;
 	struct sdr_endpoint *ep;
 	struct sdr_flow *flow;
 	union ib_gid gid;
@@ -316,7 +322,15 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	if (!flow->slots || !flow->recv_region || !flow->send_region ||
 	    !flow->state_area)
 		goto err_put;
-	sdr_flow_engine_init(flow);
+	flow->paths = arg->paths;
+	if (flow->paths > 1) {
+		flow->ps = kzalloc(sizeof(*flow->ps), GFP_KERNEL);
+		if (!flow->ps)
+			goto err_put;
+	}
+	ret = sdr_flow_engine_init(flow);
+	if (ret)
+		goto err_put;
 	sdr_auto_init(&flow->au);
 	ret = sdr_flow_ready_id(flow, arg->policy);
 	if (ret)
@@ -356,6 +370,13 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ep->token_hi = sdr_ep_put((u32)(flow->token >> 32));
 	ep->seq0 = sdr_ep_put(flow->tx_next_seq);
 	ep->none_window = sdr_ep_put(flow->none_window);
+	/* little-endian, as the endpoint: it goes to the peer with it */
+	memset(&arg->ep_paths, 0, sizeof(arg->ep_paths));
+	arg->ep_paths.n = sdr_ep_put(flow->paths);
+	for (i = 0; i < flow->paths; i++) {
+		flow->path_qpn[i] = sdev->path_qpn[i];
+		arg->ep_paths.qpn[i] = sdr_ep_put(flow->path_qpn[i]);
+	}
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -411,6 +432,46 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 	return -EINVAL;
 }
 
+/*
+ * The QPNs the peer sends from, as its endpoint @p and @pp (its
+ * ep_paths, n 0: none given) name them: 0 and @out filled (n 1.., qpn[0]
+ * the endpoint's), or -EINVAL.
+ */
+static int sdr_flow_peer_paths(const struct sdr_endpoint *p,
+			       const struct sdr_ep_paths *pp,
+			       struct sdr_ep_paths *out)
+{
+	u32 i, j, n = sdr_ep_get(pp->n);
+
+	if (pp->__reserved || n > SDR_PATHS_MAX)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->n = n ? n : 1;
+	out->qpn[0] = sdr_ep_get(p->qpn);
+	if (n && sdr_ep_get(pp->qpn[0]) != out->qpn[0])
+		return -EINVAL;
+	for (i = 1; i < n; i++) {
+		out->qpn[i] = sdr_ep_get(pp->qpn[i]);
+		if (!out->qpn[i] || out->qpn[i] > 0xffffff)
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (out->qpn[j] == out->qpn[i])
+				return -EINVAL;
+	}
+	return 0;
+}
+
+/* Whether @qpn is one the peer of @flow sends from (flow->lock held). */
+static bool sdr_flow_peer_qpn(const struct sdr_flow *flow, u32 qpn)
+{
+	u32 i;
+
+	for (i = 0; i < flow->peer_npaths; i++)
+		if (flow->peer_path_qpn[i] == qpn)
+			return true;
+	return false;
+}
+
 /* Flow @id of @ctx (ctx->lock held), or NULL. */
 struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 {
@@ -426,6 +487,7 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	struct sdr_dev *sdev = ctx->sdev;
 	struct rdma_ah_attr ah_attr = {};
 	struct sdr_ctrlq q = { .n = 0 };
+	struct sdr_ep_paths pp;
 	struct sdr_flow *flow;
 	union ib_gid gid;
 	struct ib_ah *ah;
@@ -450,6 +512,9 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    sdr_ep_get(p->none_window) < SDR_CREDIT_WIN_MIN ||
 	    sdr_ep_get(p->none_window) > SDR_CREDIT_WIN_MAX)
 		return -EINVAL;
+	ret = sdr_flow_peer_paths(p, &arg->peer_paths, &pp);
+	if (ret)
+		return ret;
 
 	/* what the peer sends first: its own policy's packets (AUTO: all) */
 	if (sdr_policy_runs(sdr_ep_get(p->policy))) {
@@ -471,6 +536,8 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	}
 
 	spin_lock_bh(&flow->lock);
+	flow->peer_npaths = pp.n;
+	memcpy(flow->peer_path_qpn, pp.qpn, sizeof(flow->peer_path_qpn));
 	flow->ah = ah;
 	flow->peer_qpn = sdr_ep_get(p->qpn);
 	flow->peer_qkey = sdr_ep_get(p->qkey);
@@ -665,7 +732,7 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		drop = SDR_DROP_TOKEN;
 		goto out_unlock;
 	}
-	if (flow->state == SDR_FLOW_IDLE || src_qp != flow->peer_qpn ||
+	if (flow->state == SDR_FLOW_IDLE || !sdr_flow_peer_qpn(flow, src_qp) ||
 	    pkt->src_flow != flow->peer_flow ||
 	    memcmp(sgid->raw, flow->peer_gid.raw, sizeof(sgid->raw))) {
 		drop = SDR_DROP_PEER;
@@ -715,10 +782,10 @@ out_unlock:
 
 /*
  * The next packet @flow may send (flow->lock held): what the policy of
- * each message allows, oldest message first.
+ * each message allows, oldest message first, and the path it goes on.
  */
 bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
-		      const u8 **data, struct sdr_txmsg **msgp)
+		      const u8 **data, struct sdr_txmsg **msgp, u32 *path)
 {
 	struct sdr_tx_round r = { .now = ktime_get_ns() };
 	struct sdr_txmsg *msg;
@@ -737,9 +804,11 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
 			.msg_len	= msg->msg_len,
 			.imm		= msg->imm,
 		};
+		r.path = 0;
 		if (!msg->ops->tx_next(flow, msg, &r, pkt, data))
 			continue;
 		*msgp = msg;
+		*path = r.path < flow->paths ? r.path : 0;
 		msg->pkts_posted++;
 		flow->stats.tx_packets++;
 		flow->stats.tx_bytes += pkt->payload_len;

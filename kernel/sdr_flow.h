@@ -30,6 +30,7 @@ struct sdr_ctrlq {
 struct sdr_tx_round {
 	u64		now;
 	unsigned long	held;	/* bit id: that policy's later messages wait */
+	u32		path;	/* tx_next's packet goes on this path (0) */
 };
 
 /* EC's payload work inside the SR engine's message handling. */
@@ -178,7 +179,7 @@ void sdr_flow_flush_rx(struct sdr_flow *flow, u8 status);
 void sdr_flow_flush_tx(struct sdr_flow *flow, u8 status);
 void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg);
 void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns);
-void sdr_flow_engine_init(struct sdr_flow *flow);
+int sdr_flow_engine_init(struct sdr_flow *flow);
 void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *cfg);
 void sdr_flow_engine_stats(struct sdr_flow *flow, struct sdr_sr_stats *st);
 struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,

@@ -38,6 +38,8 @@ static int sdr_adk_flow_init(struct sdr_flow *flow)
 	sdr_flow_engine_cfg(flow, &cfg);
 	cfg.flags |= SDR_SR_CFG_ADAPTIVE;
 	sdr_sr_flow_init(ad, &cfg);
+	if (flow->ps)
+		sdr_sr_flow_set_paths(ad, flow->ps);
 	spin_lock_bh(&flow->lock);
 	flow->ad = ad;
 	spin_unlock_bh(&flow->lock);

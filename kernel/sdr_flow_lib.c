@@ -381,12 +381,24 @@ struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
  * module parameters, the RTT estimator, the counters): small, and every
  * flow has it, whatever its policies (NONE's probes time by its RTO).
  */
-void sdr_flow_engine_init(struct sdr_flow *flow)
+int sdr_flow_engine_init(struct sdr_flow *flow)
 {
+	struct sdr_path_cfg pcfg;
 	struct sdr_sr_cfg cfg;
+	int ret;
 
 	sdr_flow_engine_cfg(flow, &cfg);
 	sdr_sr_flow_init(&flow->sr, &cfg);
+	if (!flow->ps)
+		return 0;
+	/* every engine of the flow (SR's and EC's, ADAPTIVE's) shares them */
+	sdr_path_cfg_default(&pcfg);
+	pcfg.alpha_pct = cfg.alpha_pct;
+	ret = sdr_paths_init(flow->ps, flow->paths, &pcfg);
+	if (ret)
+		return ret;
+	sdr_sr_flow_set_paths(&flow->sr, flow->ps);
+	return 0;
 }
 
 /*

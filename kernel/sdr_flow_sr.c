@@ -348,6 +348,7 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
 	pkt->payload_len = txd.len;
 	pkt->ts = txd.ts;
 	pkt->aux = txd.aux;
+	r->path = txd.path;
 	if ((txd.flags & SDR_PKT_F_PARITY) && msg->ops->parity)
 		*data = msg->ops->parity->tx_row(flow, msg, txd.idx,
 						 SDR_EC_AUX_J(txd.aux));

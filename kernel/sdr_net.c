@@ -253,12 +253,19 @@ static int sdr_tx_map(struct sdr_tx *tx, const u8 *data, u32 len)
 	return 0;
 }
 
+/* The QP of path @path (below sdev->nr_paths): 0 is the main one. */
+static struct ib_qp *sdr_net_qp(struct sdr_dev *sdev, u32 path)
+{
+	return path ? sdev->xqp[path - 1] : sdev->qp;
+}
+
 /*
  * Post one packet from @tx (its buffer holds the encoded header and any
- * control body, @buf_len bytes) plus @len payload bytes at @data.  Called
- * with tx_lock held; the caller took a flow reference for the context.
+ * control body, @buf_len bytes) plus @len payload bytes at @data, on the
+ * QP of @path.  Called with tx_lock held; the caller took a flow
+ * reference for the context.
  */
-static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
+static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow, u32 path,
 		       struct ib_ah *ah, u32 qpn, u32 qkey, u32 buf_len,
 		       const u8 *data, u32 len)
 {
@@ -299,7 +306,7 @@ static int sdr_tx_post(struct sdr_tx *tx, struct sdr_flow *flow,
 	tx->bytes = buf_len + len;
 	ib_dma_sync_single_for_device(sdev->ibdev, tx->buf_dma, buf_len,
 				      DMA_TO_DEVICE);
-	ret = ib_post_send(sdev->qp, &wr.wr, NULL);
+	ret = ib_post_send(sdr_net_qp(sdev, path), &wr.wr, NULL);
 	if (ret)
 		sdr_tx_unmap(tx);
 	return ret;
@@ -346,9 +353,9 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 	struct sdr_flow *flow;
 	struct sdr_pkt pkt;
 	struct sdr_tx *tx;
+	u32 qpn, qkey, path;
 	const u8 *data;
 	struct ib_ah *ah;
-	u32 qpn, qkey;
 	int ret;
 
 	spin_lock_bh(&sdev->tx_lock);
@@ -357,7 +364,7 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 					tx_node);
 
 		spin_lock(&flow->lock);
-		if (!sdr_flow_tx_next(flow, &pkt, &data, &msg)) {
+		if (!sdr_flow_tx_next(flow, &pkt, &data, &msg, &path)) {
 			list_del_init(&flow->tx_node);
 			flow->tx_queued = false;
 			spin_unlock(&flow->lock);
@@ -371,8 +378,9 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 
 		tx = sdr_tx_claim(sdev, flow, msg);
 		sdr_wire_encode(&pkt, tx->buf);
-		ret = sdr_tx_post(tx, flow, ah, qpn, qkey, SDR_WIRE_HDR_LEN,
-				  data, pkt.payload_len);
+		/* flow->paths is at most the device's: checked at create */
+		ret = sdr_tx_post(tx, flow, path, ah, qpn, qkey,
+				  SDR_WIRE_HDR_LEN, data, pkt.payload_len);
 		if (ret) {
 			pr_err_ratelimited("%s: flow %u: post send failed: %d\n",
 					   sdev->name, flow->id, ret);
@@ -416,7 +424,7 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	tx = sdr_tx_claim(sdev, flow, NULL);
 	sdr_wire_encode(pkt, tx->buf);
 	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
-	ret = sdr_tx_post(tx, flow, ah, qpn, qkey, SDR_WIRE_HDR_LEN + len,
+	ret = sdr_tx_post(tx, flow, 0, ah, qpn, qkey, SDR_WIRE_HDR_LEN + len,
 			  NULL, 0);
 	spin_unlock_bh(&sdev->tx_lock);
 	if (ret)
@@ -424,7 +432,7 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	return ret;
 }
 
-static int sdr_qp_ready(struct sdr_dev *sdev);
+static int sdr_qp_ready(struct sdr_dev *sdev, struct ib_qp *qp);
 
 /* The marker receive of sdr_net_drain() came back. */
 static void sdr_net_drain_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -461,6 +469,41 @@ static int sdr_net_drain(struct sdr_dev *sdev)
 				max_t(long, deadline - jiffies, 1)))
 		return -ETIMEDOUT;
 	return 0;
+}
+
+/*
+ * The end of a recovery of the main QP (@paths 0) or of the paths' QPs
+ * in @paths (bit i: path i) that ended in @ret: sends resume, or the
+ * device is broken.
+ */
+static void sdr_net_recover_end(struct sdr_dev *sdev, int ret,
+				unsigned long paths)
+{
+	/* fault injection for the tests: a recovery that fails */
+	if (!ret && READ_ONCE(sdr_fail_qp_recovery))
+		ret = -EIO;
+	if (ret) {
+		/*
+		 * The device can no longer move packets: every flow fails
+		 * now, pollers see EPOLLERR, new work gets EIO.  It stays so
+		 * until the device is removed.
+		 */
+		pr_err("%s: cannot recover %s QP: %d; failing its flows\n",
+		       sdev->name, paths ? "a path's" : "the", ret);
+		WRITE_ONCE(sdev->broken, true);
+		sdr_dev_fail_flows(sdev);
+		return;
+	}
+	spin_lock_bh(&sdev->tx_lock);
+	sdev->tx_paused = false;
+	spin_unlock_bh(&sdev->tx_lock);
+	sdr_dev_count(sdev, SDR_DEV_QP_RECOVERIES, 1);
+	if (paths)
+		pr_info_ratelimited("%s: QPs of paths %*pbl recovered\n",
+				    sdev->name, SDR_PATHS_MAX, &paths);
+	else
+		pr_info_ratelimited("%s: QP %u recovered\n", sdev->name,
+				    sdev->qp->qp_num);
 }
 
 /*
@@ -507,33 +550,74 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 		ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
 	}
 	if (!ret)
-		ret = sdr_qp_ready(sdev);
+		ret = sdr_qp_ready(sdev, sdev->qp);
 	if (!ret) {
 		WRITE_ONCE(sdev->rx_stopped, false);
 		for (i = 0; i < sdev->nr_rx && !ret; i++)
 			ret = sdr_rx_post(&sdev->rx[i]);
 	}
-	/* fault injection for the tests: a recovery that fails */
-	if (!ret && READ_ONCE(sdr_fail_qp_recovery))
-		ret = -EIO;
-	if (ret) {
-		/*
-		 * The device can no longer move packets: every flow fails
-		 * now, pollers see EPOLLERR, new work gets EIO.  It stays so
-		 * until the device is removed.
-		 */
-		pr_err("%s: cannot recover the QP: %d; failing its flows\n",
-		       sdev->name, ret);
-		WRITE_ONCE(sdev->broken, true);
-		sdr_dev_fail_flows(sdev);
+	sdr_net_recover_end(sdev, ret, 0);
+}
+
+/*
+ * Bring the send-only QPs of the other paths back to RTS, as the main
+ * one: SQE -> RTS where the device has it, else, with sends paused,
+ * ERR, until the device handed back every send context (the flushed
+ * ones of the QP included), then RESET and ready again.  They hold no
+ * receives and keep their numbers (peers know them).
+ */
+static void sdr_net_recover_paths(struct sdr_dev *sdev)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp_init_attr init;
+	unsigned long bad = 0;
+	struct ib_qp *qp;
+	u32 i;
+	int ret = 0;
+
+	lockdep_assert_held(&sdev->qp_mutex);
+	if (READ_ONCE(sdev->broken))
 		return;
+	for (i = 1; i < sdev->nr_paths; i++) {
+		qp = sdr_net_qp(sdev, i);
+		if (ib_query_qp(qp, &attr, IB_QP_STATE, &init)) {
+			__set_bit(i, &bad);
+			continue;
+		}
+		if (attr.qp_state == IB_QPS_RTS)
+			continue;
+		if (attr.qp_state == IB_QPS_SQE) {
+			attr.qp_state = IB_QPS_RTS;
+			if (!ib_modify_qp(qp, &attr, IB_QP_STATE))
+				continue;
+		}
+		__set_bit(i, &bad);
 	}
+	if (!bad)
+		return;
+
 	spin_lock_bh(&sdev->tx_lock);
-	sdev->tx_paused = false;
+	sdev->tx_paused = true;
 	spin_unlock_bh(&sdev->tx_lock);
-	sdr_dev_count(sdev, SDR_DEV_QP_RECOVERIES, 1);
-	pr_info_ratelimited("%s: QP %u recovered\n", sdev->name,
-			    sdev->qp->qp_num);
+	for_each_set_bit(i, &bad, sdev->nr_paths) {
+		attr.qp_state = IB_QPS_ERR;
+		ret = ib_modify_qp(sdr_net_qp(sdev, i), &attr, IB_QP_STATE);
+		if (ret)
+			break;
+	}
+	if (!ret && !wait_event_timeout(sdev->tx_wait,
+					!atomic_read(&sdev->tx_inflight),
+					SDR_DRAIN_TIMEOUT))
+		ret = -ETIMEDOUT;
+	for_each_set_bit(i, &bad, sdev->nr_paths) {
+		if (ret)
+			break;
+		attr.qp_state = IB_QPS_RESET;
+		ret = ib_modify_qp(sdr_net_qp(sdev, i), &attr, IB_QP_STATE);
+		if (!ret)
+			ret = sdr_qp_ready(sdev, sdr_net_qp(sdev, i));
+	}
+	sdr_net_recover_end(sdev, ret, bad);
 }
 
 static void sdr_net_resume_work(struct work_struct *work)
@@ -541,13 +625,15 @@ static void sdr_net_resume_work(struct work_struct *work)
 	struct sdr_dev *sdev = container_of(work, struct sdr_dev, resume_work);
 
 	mutex_lock(&sdev->qp_mutex);
-	if (sdev->qp && !sdev->stopping)
+	if (sdev->qp && !sdev->stopping) {
 		sdr_net_recover(sdev);
+		sdr_net_recover_paths(sdev);
+	}
 	mutex_unlock(&sdev->qp_mutex);
 	sdr_net_tx_kick(sdev);
 }
 
-static int sdr_qp_ready(struct sdr_dev *sdev)
+static int sdr_qp_ready(struct sdr_dev *sdev, struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = {
 		.qp_state	= IB_QPS_INIT,
@@ -557,17 +643,17 @@ static int sdr_qp_ready(struct sdr_dev *sdev)
 	};
 	int ret;
 
-	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_QKEY);
 	if (ret)
 		return ret;
 	attr.qp_state = IB_QPS_RTR;
-	ret = ib_modify_qp(sdev->qp, &attr, IB_QP_STATE);
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;
 	attr.qp_state = IB_QPS_RTS;
 	attr.sq_psn = 0;
-	return ib_modify_qp(sdev->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
 }
 
 static void sdr_rx_free(struct sdr_dev *sdev)
@@ -689,6 +775,7 @@ static const struct sdr_xmit_ops sdr_net_xmit = {
 int sdr_net_init(struct sdr_dev *sdev)
 {
 	struct ib_qp_init_attr init = {};
+	struct ib_qp *qp;
 	unsigned int i;
 	int ret;
 
@@ -735,9 +822,27 @@ int sdr_net_init(struct sdr_dev *sdev)
 		ret = PTR_ERR(sdev->qp);
 		goto err_free_recv_cq;
 	}
-	ret = sdr_qp_ready(sdev);
+	ret = sdr_qp_ready(sdev, sdev->qp);
 	if (ret)
 		goto err_destroy_qp;
+	sdev->path_qpn[0] = sdev->qp->qp_num;
+	/* the other paths' QPs only send: peers answer to the main one */
+	init.cap.max_recv_wr = 0;
+	init.cap.max_recv_sge = 1;
+	sdev->nr_paths = 1;
+	for (i = 1; i < READ_ONCE(sdr_dev_paths); i++) {
+		qp = ib_create_qp(sdev->pd, &init);
+		if (IS_ERR(qp)) {
+			ret = PTR_ERR(qp);
+			goto err_destroy_qp;
+		}
+		sdev->xqp[i - 1] = qp;
+		sdev->path_qpn[i] = qp->qp_num;
+		sdev->nr_paths++;
+		ret = sdr_qp_ready(sdev, qp);
+		if (ret)
+			goto err_destroy_qp;
+	}
 
 	ret = sdr_rx_alloc(sdev);
 	if (ret)
@@ -760,6 +865,11 @@ err_stop:
 err_free_rx:
 	sdr_rx_free(sdev);
 err_destroy_qp:
+	while (sdev->nr_paths > 1) {
+		sdev->nr_paths--;
+		ib_destroy_qp(sdev->xqp[sdev->nr_paths - 1]);
+		sdev->xqp[sdev->nr_paths - 1] = NULL;
+	}
 	ib_destroy_qp(sdev->qp);
 	sdev->qp = NULL;
 err_free_recv_cq:
@@ -783,7 +893,8 @@ err_dealloc_pd:
 void sdr_net_stop(struct sdr_dev *sdev)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct ib_qp *qp;
+	struct ib_qp *qp, *xqp[SDR_PATHS_MAX - 1];
+	u32 i, nr;
 
 	spin_lock_bh(&sdev->tx_lock);
 	qp = sdev->qp;
@@ -800,6 +911,8 @@ void sdr_net_stop(struct sdr_dev *sdev)
 	WRITE_ONCE(sdev->rx_stopped, true);
 	synchronize_rcu();
 	ib_modify_qp(qp, &attr, IB_QP_STATE);
+	for (i = 1; i < sdev->nr_paths; i++)
+		ib_modify_qp(sdr_net_qp(sdev, i), &attr, IB_QP_STATE);
 	mutex_unlock(&sdev->qp_mutex);
 	if (!wait_event_timeout(sdev->tx_wait,
 				!atomic_read(&sdev->tx_inflight), 10 * HZ))
@@ -811,8 +924,15 @@ void sdr_net_stop(struct sdr_dev *sdev)
 	mutex_lock(&sdev->qp_mutex);
 	spin_lock_bh(&sdev->tx_lock);
 	sdev->qp = NULL;
+	nr = sdev->nr_paths;
+	for (i = 1; i < nr; i++) {
+		xqp[i - 1] = sdev->xqp[i - 1];
+		sdev->xqp[i - 1] = NULL;
+	}
 	spin_unlock_bh(&sdev->tx_lock);
 	mutex_unlock(&sdev->qp_mutex);
+	for (i = 1; i < nr; i++)
+		ib_destroy_qp(xqp[i - 1]);
 	ib_destroy_qp(qp);
 	ib_free_cq(sdev->recv_cq);
 	sdev->recv_cq = NULL;

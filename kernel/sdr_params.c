@@ -56,6 +56,8 @@ SDR_PARAM(recv_depth, 2048, 64, 16384, 0444,
 	  "Receive buffers (pages) posted per device, read at bind");
 SDR_PARAM(send_depth, 512, 16, 16384, 0444,
 	  "Send contexts (packets in flight) per device, read at bind");
+SDR_PARAM(dev_paths, 4, 1, SDR_PATHS_MAX, 0444,
+	  "QPs (paths) per device a flow can spread its packets over, read at bind");
 SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
 SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,

@@ -62,6 +62,7 @@ u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
 	case SDR_FF_RECOVERED:		return sr->ec_recovered;
 	case SDR_FF_DECODES:		return sr->ec_decodes;
 	case SDR_FF_NONE_WINDOW:	return flow->none_window;
+	case SDR_FF_PATHS:		return flow->paths;
 	case SDR_FF_CREDIT_WAITS:	return flow->none_tx.waits;
 	case SDR_FF_PROBES_TX:		return flow->none_tx.probes;
 	case SDR_FF_CREDITS_TX:		return flow->none_rx.grants;

@@ -132,8 +132,24 @@ static const struct attribute_group sdr_drop_group = {
 	.attrs	= sdr_drop_list,
 };
 
+/* The QPN of each of the device's paths (uapi/sdr.h, "paths"). */
+static ssize_t path_qpns_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	struct sdr_dev *sdev = dev_get_drvdata(dev);
+	ssize_t n = 0;
+	u32 i;
+
+	for (i = 0; i < sdev->nr_paths; i++)
+		n += sysfs_emit_at(buf, n, "%s%u", i ? " " : "",
+				   sdev->path_qpn[i]);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+static DEVICE_ATTR_RO(path_qpns);
+
 static struct attribute *sdr_dev_attrs[] = {
 	&dev_attr_nr_flows.attr,
+	&dev_attr_path_qpns.attr,
 	&dev_attr_ibdev.attr,
 	&dev_attr_port.attr,
 	&dev_attr_gid.attr,
@@ -234,6 +250,7 @@ SDR_FLOW_ATTR(sends_inflight, SDR_FF_SENDS);
 SDR_FLOW_ATTR(recvs_posted, SDR_FF_RECVS);
 SDR_FLOW_ATTR(srtt_us, SDR_FF_SRTT_US);
 SDR_FLOW_ATTR(none_window, SDR_FF_NONE_WINDOW);
+SDR_FLOW_ATTR(paths, SDR_FF_PATHS);
 SDR_FLOW_ATTR(credit_waits, SDR_FF_CREDIT_WAITS);
 SDR_FLOW_ATTR(probes_tx, SDR_FF_PROBES_TX);
 SDR_FLOW_ATTR(credits_tx, SDR_FF_CREDITS_TX);
@@ -388,6 +405,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_recvs_posted.attr.attr,
 	&sdr_fa_srtt_us.attr.attr,
 	&sdr_fa_none_window.attr.attr,
+	&sdr_fa_paths.attr.attr,
 	NULL,
 };
 
@@ -471,6 +489,133 @@ static const struct attribute_group sdr_flow_drop_group = {
 };
 
 /*
+ * flows/<id>/path/<figure>: the flow's paths (uapi/sdr.h, "paths"; their
+ * number is flows/<id>/paths), one value per path, space separated, path
+ * 0 first.  A flow on one path has
+ * no per-path figures beyond its QPN and state: "-" for the others (the
+ * flow's own are in its counters).  peer_qpns: the QPNs its peer sends
+ * from ("-" before connect).
+ */
+enum sdr_path_fig {
+	SDR_PFIG_QPN, SDR_PFIG_STATE, SDR_PFIG_INFLIGHT, SDR_PFIG_SRTT_US,
+	SDR_PFIG_RTO_US, SDR_PFIG_LOSS_PCT, SDR_PFIG_TX_PACKETS, SDR_PFIG_UNTRACKED,
+	SDR_PFIG_ACKED, SDR_PFIG_LOST, SDR_PFIG_DRAINS, SDR_PFIG_RESTORES,
+	SDR_PFIG_PEER_QPNS,
+};
+
+static const char * const sdr_path_state_names[] = {
+	[SDR_PATH_UP]		= "up",
+	[SDR_PATH_DRAINED]	= "drained",
+	[SDR_PATH_DOWN]		= "down",
+};
+
+struct sdr_path_attr {
+	struct kobj_attribute	attr;
+	enum sdr_path_fig	fig;
+};
+
+/* Figure @fig of path @i of @flow (flow->lock held, flow->ps set). */
+static u64 sdr_path_fig(struct sdr_flow *flow, u32 i, enum sdr_path_fig fig)
+{
+	const struct sdr_path *p = &flow->ps->p[i];
+
+	switch (fig) {
+	case SDR_PFIG_INFLIGHT:	return p->inflight;
+	case SDR_PFIG_SRTT_US:	return div_u64(p->rtt.srtt_ns, NSEC_PER_USEC);
+	case SDR_PFIG_RTO_US:
+		return p->rtt.samples ? div_u64(sdr_rtt_rto(&p->rtt),
+						NSEC_PER_USEC) : 0;
+	case SDR_PFIG_LOSS_PCT:	return p->loss_pct;
+	case SDR_PFIG_TX_PACKETS:	return p->tx_pkts;
+	case SDR_PFIG_UNTRACKED:	return p->untracked;
+	case SDR_PFIG_ACKED:	return p->acked;
+	case SDR_PFIG_LOST:	return p->lost;
+	case SDR_PFIG_DRAINS:	return p->drains;
+	case SDR_PFIG_RESTORES:	return p->restores;
+	default:		return 0;
+	}
+}
+
+static ssize_t sdr_path_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	struct sdr_path_attr *pa = container_of(attr, struct sdr_path_attr,
+						attr);
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	ssize_t n = 0;
+	u32 i;
+
+	spin_lock_bh(&flow->lock);
+	if (pa->fig == SDR_PFIG_PEER_QPNS) {
+		for (i = 0; i < flow->peer_npaths; i++)
+			n += sysfs_emit_at(buf, n, "%s%u", i ? " " : "",
+					   flow->peer_path_qpn[i]);
+		if (!flow->peer_npaths)
+			n += sysfs_emit_at(buf, n, "-");
+	}
+	for (i = 0; pa->fig != SDR_PFIG_PEER_QPNS && i < flow->paths; i++) {
+		const char *sep = i ? " " : "";
+
+		if (pa->fig == SDR_PFIG_QPN)
+			n += sysfs_emit_at(buf, n, "%s%u", sep,
+					   flow->path_qpn[i]);
+		else if (pa->fig == SDR_PFIG_STATE)
+			n += sysfs_emit_at(buf, n, "%s%s", sep, flow->ps ?
+				sdr_path_state_names[flow->ps->p[i].state] :
+				"up");
+		else if (!flow->ps)
+			n += sysfs_emit_at(buf, n, "%s-", sep);
+		else
+			n += sysfs_emit_at(buf, n, "%s%llu", sep,
+					   sdr_path_fig(flow, i, pa->fig));
+	}
+	spin_unlock_bh(&flow->lock);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+#define SDR_PATH_ATTR(_name, _fig)					\
+	static struct sdr_path_attr sdr_pa_##_name = {			\
+		.attr = __ATTR(_name, 0444, sdr_path_show, NULL),	\
+		.fig = _fig,						\
+	}
+
+SDR_PATH_ATTR(qpn, SDR_PFIG_QPN);
+SDR_PATH_ATTR(state, SDR_PFIG_STATE);
+SDR_PATH_ATTR(inflight, SDR_PFIG_INFLIGHT);
+SDR_PATH_ATTR(srtt_us, SDR_PFIG_SRTT_US);
+SDR_PATH_ATTR(rto_us, SDR_PFIG_RTO_US);
+SDR_PATH_ATTR(loss_pct, SDR_PFIG_LOSS_PCT);
+SDR_PATH_ATTR(tx_packets, SDR_PFIG_TX_PACKETS);
+SDR_PATH_ATTR(untracked, SDR_PFIG_UNTRACKED);
+SDR_PATH_ATTR(acked, SDR_PFIG_ACKED);
+SDR_PATH_ATTR(lost, SDR_PFIG_LOST);
+SDR_PATH_ATTR(drains, SDR_PFIG_DRAINS);
+SDR_PATH_ATTR(restores, SDR_PFIG_RESTORES);
+SDR_PATH_ATTR(peer_qpns, SDR_PFIG_PEER_QPNS);
+
+static struct attribute *sdr_flow_path_list[] = {
+	&sdr_pa_qpn.attr.attr,
+	&sdr_pa_state.attr.attr,
+	&sdr_pa_inflight.attr.attr,
+	&sdr_pa_srtt_us.attr.attr,
+	&sdr_pa_rto_us.attr.attr,
+	&sdr_pa_loss_pct.attr.attr,
+	&sdr_pa_tx_packets.attr.attr,
+	&sdr_pa_untracked.attr.attr,
+	&sdr_pa_acked.attr.attr,
+	&sdr_pa_lost.attr.attr,
+	&sdr_pa_drains.attr.attr,
+	&sdr_pa_restores.attr.attr,
+	&sdr_pa_peer_qpns.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group sdr_flow_path_group = {
+	.name = "path",
+	.attrs = sdr_flow_path_list,
+};
+
+/*
  * flows/<id>/auto/<name>: what AUTO chose and why (sdr_flow_auto.c);
  * a flow that never ran AUTO shows "sr" and zeros.
  */
@@ -544,7 +689,7 @@ static ssize_t sdr_pstat_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 
 /* the fixed groups, then one per policy with stats, then NULL */
-#define SDR_FLOW_FIXED_GROUPS	4
+#define SDR_FLOW_FIXED_GROUPS	5
 static const struct attribute_group **sdr_flow_groups;
 static struct attribute_group *sdr_pstat_groups;
 static struct sdr_pstat_attr *sdr_pstat_attrs;
@@ -585,6 +730,7 @@ static int sdr_pstat_init(void)
 	sdr_flow_groups[1] = &sdr_flow_counter_group;
 	sdr_flow_groups[2] = &sdr_flow_drop_group;
 	sdr_flow_groups[3] = &sdr_flow_auto_group;
+	sdr_flow_groups[4] = &sdr_flow_path_group;
 	sdr_for_each_policy(ops, i) {
 		struct attribute **list = &sdr_pstat_lists[a + g];
 

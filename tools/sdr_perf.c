@@ -37,7 +37,7 @@
 #define STALL_US	(60 * 1000000LL)	/* any side: no progress at all */
 #define CTL_TIMEOUT_MS	30000
 #define PERF_MAGIC	0x46524453u		/* "SDRF" */
-#define PERF_VERSION	2	/* 2: struct result has spurious */
+#define PERF_VERSION	3	/* 2: struct result has spurious; 3: paths */
 #define MB		1048576.0		/* MB/s as perftest reports it */
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_VERIFY = 3 };
@@ -54,6 +54,7 @@ struct opts {
 	uint32_t inflight;
 	uint32_t mtu;
 	uint32_t ec_k, ec_m;	/* 0: the kernel's default */
+	uint32_t paths;		/* 0: one */
 	bool verify;
 	bool json;
 	bool quiet;
@@ -65,7 +66,7 @@ struct hello {
 	int32_t status;		/* -errno of the sender's flow creation, or 0 */
 	uint32_t policy, chunk, inflight, mtu, verify;
 	uint64_t size, count;
-	uint32_t duration_s, pad;
+	uint32_t duration_s, paths;
 };
 
 /* Round 2: the endpoint, after both know the parameters. */
@@ -73,6 +74,7 @@ struct hello2 {
 	int32_t status;
 	uint32_t pad;
 	struct sdr_endpoint ep;
+	struct sdr_ep_paths paths;	/* the QPNs it sends from */
 };
 
 /* Control records during and after the run: fixed size. */
@@ -344,13 +346,14 @@ static void usage(FILE *f)
 "  -m, --max-msgs=N       messages in flight / receive slots (default %d)\n"
 "  -k, --ec-k=K           EC: data packets per submessage (default: the kernel's)\n"
 "  -M, --ec-m=M           EC: parity packets per submessage (default: the kernel's)\n"
+"      --paths=N          spread the flow over N QPs of the device (default 1)\n"
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
 "      --verify           fill and check every byte (exit 3 on a mismatch)\n"
 "      --json             one JSON object on the last line of stdout\n"
 "  -q, --quiet            no progress line\n"
 "  -h, --help\n"
 "Client-side parameters win: the server takes size, count, policy, chunk,\n"
-"max-msgs, mtu and verify from the client; EC geometry is the sender's.\n",
+"max-msgs, mtu, paths and verify from the client; EC geometry is the sender's.\n",
 		DEFAULT_PORT, pols, DEFAULT_INFLIGHT);
 }
 
@@ -383,7 +386,7 @@ bad:
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_VERIFY, O_JSON };
+	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS };
 	static const struct option lo[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
@@ -396,6 +399,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "ec-k", required_argument, NULL, 'k' },
 		{ "ec-m", required_argument, NULL, 'M' },
 		{ "mtu", required_argument, NULL, O_MTU },
+		{ "paths", required_argument, NULL, O_PATHS },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -462,6 +466,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				die(EXIT_USAGE, "mtu must be at most 4096");
 			o->mtu = (uint32_t)v;
 			break;
+		case O_PATHS:
+			/* the range is the kernel's to check (sdr_query) */
+			v = parse_size(optarg, "paths");
+			if (!v || v > SDR_PATHS_MAX)
+				die(EXIT_USAGE, "paths must be 1..%d", SDR_PATHS_MAX);
+			o->paths = (uint32_t)v;
+			break;
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
@@ -492,6 +503,7 @@ static struct sdr_flow *make_flow(struct sdr_ctx *ctx, const struct opts *o,
 		.policy = o->policy, .mtu = o->mtu, .chunk_size = o->chunk,
 		.max_msg_size = (uint32_t)o->size, .max_msgs = o->inflight,
 		.ec_k = (uint8_t)o->ec_k, .ec_m = (uint8_t)o->ec_m,
+		.paths = (uint8_t)o->paths,
 	};
 	struct sdr_flow *f = sdr_flow_create(ctx, &fa);
 
@@ -527,6 +539,13 @@ static void flow_error(const struct opts *o, int err, const char *who)
 			die(EXIT_USAGE, "EC geometry k %u m %u out of range: this sdr.ko takes k 1..%u, m 1..%u",
 			    o->ec_k, o->ec_m, caps.ec_max_k, caps.ec_max_m);
 	}
+	if (err == -EINVAL && o->paths > 1) {
+		struct sdr_caps caps;
+
+		if (!sdr_query(NULL, &caps) && o->paths > caps.paths_max)
+			die(EXIT_USAGE, "%s%u paths: this sdr.ko gives a flow at most %u (module parameter dev_paths)",
+			    who, o->paths, caps.paths_max);
+	}
 	if (err == -ENOMEM)
 		die(EXIT_ERR, "%scannot allocate %u x %" PRIu64 " byte regions "
 		    "(lower -m or -s, or raise sdr.ko max_region_mb)", who,
@@ -535,6 +554,13 @@ static void flow_error(const struct opts *o, int err, const char *who)
 }
 
 /* ---- the sender (client) ---- */
+
+/* The per-path figures shown (flows/<id>/path/, one value per path). */
+static const char *const pathfig_names[] = {
+	"qpn", "state", "tx_packets", "acked", "lost", "loss_pct", "srtt_us",
+	"drains", "restores",
+};
+#define NPATHFIG (sizeof(pathfig_names) / sizeof(pathfig_names[0]))
 
 struct run {
 	struct opts o;
@@ -545,6 +571,7 @@ struct run {
 	uint32_t ec_k, ec_m;	/* the flow's EC geometry */
 	char auto_choice[64];	/* AUTO: what it chose last, or "" */
 	char auto_decisions[24], auto_switches[24];
+	char pathfig[NPATHFIG][128];	/* flows/<id>/paths/<figure> */
 	bool have_peer;
 	struct lat lat;
 	int64_t t_start, t_end;
@@ -851,6 +878,62 @@ static void flow_attr(struct run *r, const char *name, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
+/* Value @i (space separated) of figure @fig, into @out; false if none. */
+static bool pathfig(const struct run *r, unsigned int fig, unsigned int i,
+		    char *out, size_t len)
+{
+	const char *s = r->pathfig[fig];
+	size_t n;
+
+	while (i--) {
+		s = strchr(s, ' ');
+		if (!s)
+			return false;
+		s++;
+	}
+	n = strcspn(s, " \n");
+	if (!n || n >= len)
+		return false;
+	memcpy(out, s, n);
+	out[n] = 0;
+	return true;
+}
+
+/* Per-path figures: a table, or a JSON array of objects. */
+static void report_paths(const struct run *r, bool json)
+{
+	/* the columns of the header below */
+	static const int width[NPATHFIG] = { 8, 8, 11, 10, 8, 9, 9, 7, 8 };
+	char v[32];
+	unsigned int i, f;
+
+	if (json)
+		printf(",\"paths\":[");
+	else
+		printf(" %-5s %-8s %-8s %-11s %-10s %-8s %-9s %-9s %-7s %-8s\n",
+		       "path", "qpn", "state", "tx packets", "acked", "lost",
+		       "loss [%]", "srtt [us]", "drains", "restores");
+	for (i = 0; r->o.paths > 1 && i < r->o.paths; i++) {
+		if (json)
+			printf("%s{\"path\":%u", i ? "," : "", i);
+		else
+			printf(" %-5u", i);
+		for (f = 0; f < NPATHFIG; f++) {
+			if (!pathfig(r, f, i, v, sizeof(v)))
+				strcpy(v, "-");
+			if (!json)
+				printf(" %-*s", width[f], v);
+			else if (f == 1 || !strcmp(v, "-"))
+				printf(",\"%s\":\"%s\"", pathfig_names[f], v);
+			else
+				printf(",\"%s\":%s", pathfig_names[f], v);
+		}
+		printf(json ? "}" : "\n");
+	}
+	if (json)
+		printf("]");
+}
+
 static void report(struct run *r)
 {
 	struct opts *o = &r->o;
@@ -908,6 +991,8 @@ static void report(struct run *r)
 		printf(" tx packets %" PRIu64 "  rx packets %" PRIu64
 		       "  rx dropped %" PRIu64 " (this side)\n",
 		       r->me.tx_packets, r->me.rx_packets, r->me.rx_dropped);
+		if (o->paths > 1)
+			report_paths(r, false);
 		printf("---------------------------------------------------------------------------------------\n");
 	}
 	if (o->json) {
@@ -925,7 +1010,7 @@ static void report(struct run *r)
 		       ",\"sent_messages\":%" PRIu64 ",\"send_ok\":%" PRIu64
 		       ",\"send_failed\":%" PRIu64 ",\"recv_ok\":%" PRIu64
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"payload\":%u,\"max_msgs\":%u,\"ec_k\":%u,\"ec_m\":%u"
-		       ",\"peer_results\":%s,\"auto_choice\":\"%s\"}\n",
+		       ",\"peer_results\":%s,\"auto_choice\":\"%s\"",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
 		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
@@ -935,6 +1020,9 @@ static void report(struct run *r)
 		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.payload,
 		       r->fp.max_msgs, r->ec_k, r->ec_m, r->have_peer ? "true" : "false",
 		       r->auto_choice);
+		printf(",\"paths_n\":%u", o->paths ? o->paths : 1);
+		report_paths(r, true);
+		printf("}\n");
 	}
 	fflush(stdout);
 }
@@ -947,6 +1035,7 @@ int main(int argc, char **argv)
 	struct run r;
 	struct ctl c;
 	bool client;
+	unsigned int i;
 	int err = 0, ret;
 
 	memset(&r, 0, sizeof(r));
@@ -975,6 +1064,7 @@ int main(int argc, char **argv)
 	mine.size = r.o.size;
 	mine.count = r.o.count;
 	mine.duration_s = r.o.duration_s;
+	mine.paths = r.o.paths;
 	if (!client && !r.o.quiet)
 		fprintf(stderr, "sdr_perf: waiting for a client on port %u\n", r.o.port);
 	ret = sdr_exchange_tcp(r.o.server, r.o.port, &mine, &theirs, sizeof(mine),
@@ -997,14 +1087,17 @@ int main(int argc, char **argv)
 		r.o.size = theirs.size;
 		r.o.count = theirs.count;
 		r.o.duration_s = theirs.duration_s;
+		r.o.paths = theirs.paths;
 		r.flow = make_flow(r.ctx, &r.o, &err);
 	}
 
 	/* Round 2: endpoints. */
 	memset(&m2, 0, sizeof(m2));
 	m2.status = err;
-	if (r.flow)
+	if (r.flow) {
 		sdr_flow_endpoint(r.flow, &m2.ep);
+		sdr_flow_paths(r.flow, &m2.paths);
+	}
 	ret = send_all(&m2, sizeof(m2));
 	if (!ret) {
 		uint8_t *p = (uint8_t *)&t2;
@@ -1032,7 +1125,7 @@ int main(int argc, char **argv)
 		flow_error(&r.o, err, "");
 	if (t2.status)
 		flow_error(&r.o, t2.status, client ? "server: " : "client: ");
-	ret = sdr_flow_connect(r.flow, &t2.ep);
+	ret = sdr_flow_connect_paths(r.flow, &t2.ep, &t2.paths);
 	if (ret)
 		die(EXIT_ERR, "connect: %s", strerror(-ret));
 	sdr_flow_props(r.flow, &r.fp);
@@ -1052,6 +1145,12 @@ int main(int argc, char **argv)
 		r.me.rx_dropped = fi.rx_dropped;
 		r.ec_k = fi.ec_k;
 		r.ec_m = fi.ec_m;
+	}
+	for (i = 0; r.o.paths > 1 && i < NPATHFIG; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "path/%s", pathfig_names[i]);
+		flow_attr(&r, name, r.pathfig[i], sizeof(r.pathfig[i]));
 	}
 	if (client && r.o.policy == SDR_POLICY_AUTO) {
 		flow_attr(&r, "auto/choice", r.auto_choice, sizeof(r.auto_choice));

@@ -452,6 +452,7 @@ static int cmd_caps(int argc, char **argv)
 	caps_list("policies", caps.policies, false);
 	caps_num("policy_nr", caps.policy_nr);
 	caps_list("features", caps.features, true);
+	caps_num("paths_max", caps.paths_max);
 	caps_num("ec_max_k", caps.ec_max_k);
 	caps_num("ec_max_m", caps.ec_max_m);
 	caps_num("max_msg_size", caps.max_msg_size);
@@ -546,7 +547,7 @@ static const char *const flow_order[] = {
 	"owner_pid", "owner_uid", "policy", "policies", "ec_geometry", "state",
 	"peer", "mtu", "payload",
 	"chunk_size", "max_msg_size", "max_msgs", "sends_inflight",
-	"recvs_posted", NULL
+	"recvs_posted", "paths", NULL
 };
 
 static const char *const flow_counter_order[] = {
@@ -741,6 +742,27 @@ static void show_auto(const char *dir)
 		show_group("auto", path, order);
 }
 
+/*
+ * The flow's paths (flows/<id>/path/: one value per path in each file):
+ * "path" in JSON, a line in text when the flow has several.
+ */
+static void show_paths(const char *dir)
+{
+	static const char *const order[] = {
+		"qpn", "state", "inflight", "tx_packets", "untracked", "acked",
+		"lost", "loss_pct", "srtt_us", "rto_us", "drains", "restores",
+		"peer_qpns", NULL,
+	};
+	char path[1200], n[32];
+
+	snprintf(path, sizeof(path), "%s/paths", dir);
+	if (!opt_json && (read_attr(path, n, sizeof(n)) < 0 || !strcmp(n, "1")))
+		return;
+	snprintf(path, sizeof(path), "%s/path", dir);
+	if (is_dir(path))
+		show_group("path", path, order);
+}
+
 /* One flow: 0, or -ENOENT when it went away meanwhile. */
 static int show_flow(const char *dev, const char *id, bool all_counters)
 {
@@ -774,6 +796,7 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 		show_values(cdir, flow_counter_order, NULL, NULL);
 		j_close('}');
 		show_auto(dir);
+		show_paths(dir);
 		show_policy_stats(dir);
 		j_close('}');
 		names_free(&attrs);
@@ -811,6 +834,7 @@ static int show_flow(const char *dev, const char *id, bool all_counters)
 		putchar('\n');
 	}
 	show_auto(dir);
+	show_paths(dir);
 	if (all_counters)
 		show_policy_stats(dir);
 	names_free(&attrs);

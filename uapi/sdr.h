@@ -178,6 +178,24 @@ struct sdr_cqe {
  */
 #define SDR_EP_MAGIC		0x31524453	/* "SDR1" */
 
+/*
+ * A flow's paths: the number of UD QPs of its device its packets spread
+ * over (SDR_IOC_QUERY: paths_max; SDR_IOC_FLOW_CREATE: paths).  The NIC
+ * gives each QP its own UDP source port, so ECMP sees each path as a
+ * flow of its own.  qpn[0] is the endpoint's qpn (which also receives);
+ * qpn[1..n-1] the device's other QPs, which only send.  Give it to the
+ * peer with the endpoint (SDR_IOC_FLOW_CONNECT's peer_paths): a receiver
+ * drops packets of the flow from any QPN the peer did not give it.  Like
+ * the endpoint, n and qpn are little-endian.
+ */
+#define SDR_PATHS_MAX		8
+
+struct sdr_ep_paths {
+	__u32 n;		/* 1..SDR_PATHS_MAX */
+	__u32 __reserved;
+	__u32 qpn[SDR_PATHS_MAX];	/* qpn[0..n-1] */
+};
+
 struct sdr_endpoint {
 	__u32 magic;
 	__u32 abi;		/* SDR_ABI_VERSION */
@@ -210,10 +228,16 @@ struct sdr_endpoint {
  *      (1..SDR_IOC_QUERY's ec_max_k and ec_max_m; 0: the module
  *      parameters ec_k and ec_m), kept whatever the policy, so a switch
  *      to EC uses it (AUTO's EC messages take the geometry AUTO picks);
- *      SDR_IOC_FLOW_MODIFY changes it.
+ *      SDR_IOC_FLOW_MODIFY changes it; paths (since struct version 3):
+ *      how many of its device's QPs the flow's packets spread over,
+ *      1..SDR_IOC_QUERY's paths_max (0: 1).  Policies SR, EC and
+ *      ADAPTIVE (and AUTO's choices of them) use them all, watching each
+ *      path's loss and round trip (Documentation/protocol.rst, "Paths");
+ *      NONE sends on the first.
  * out: flow_id, payload (message bytes per packet = mtu - header), the
- *      actual policy, chunk_size, mtu, ec_k and ec_m, the endpoint to
- *      give the peer, and the layout of the three mappings.
+ *      actual policy, chunk_size, mtu, ec_k and ec_m, paths, the endpoint
+ *      and ep_paths to give the peer, and the layout of the three
+ *      mappings.
  * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on)
  *      or chunk_size not a multiple of payload; EOPNOTSUPP a defined
  *      policy this kernel does not run; ENOSPC
@@ -250,9 +274,14 @@ struct sdr_flow_create {
 	/* version 2 */
 	__u32 ec_k;		/* in/out: EC data packets per submessage */
 	__u32 ec_m;		/* in/out: EC parity packets per submessage */
+	/* version 3 */
+	__u32 paths;		/* in/out: QPs the flow sends over */
+	__u32 __reserved3;
+	struct sdr_ep_paths ep_paths;	/* out */
 };
 #define SDR_FLOW_CREATE_SIZE_V1	176
 #define SDR_FLOW_CREATE_SIZE_V2	184
+#define SDR_FLOW_CREATE_SIZE_V3	232
 
 /*
  * The state of one receive slot, in the state area (read-only to the
@@ -284,6 +313,10 @@ struct sdr_recv_state {
 /*
  * SDR_IOC_FLOW_CONNECT - give the flow its peer.
  * The peer's policy is informative: each message carries its own.
+ * peer_paths (since struct version 2): the QPNs the peer's packets come
+ * from, its SDR_IOC_FLOW_CREATE ep_paths; n 0 (or version 1): only the
+ * endpoint's qpn.  Else qpn[0] is the endpoint's, and every qpn is
+ * nonzero, below 2^24 and different from the others.
  * errors: EISCONN already connected; EINVAL bad magic or ABI, payload,
  *      chunk_size, max_msg_size or max_msgs differ from this flow's, a
  *      zero or out-of-range flow id or QPN; EHOSTUNREACH the address
@@ -298,8 +331,11 @@ struct sdr_flow_connect {
 	__u32 flow_id;
 	__u32 __reserved;
 	struct sdr_endpoint peer;
+	/* version 2 */
+	struct sdr_ep_paths peer_paths;
 };
 #define SDR_FLOW_CONNECT_SIZE_V1	88
+#define SDR_FLOW_CONNECT_SIZE_V2	128
 
 /*
  * SDR_IOC_FLOW_DESTROY - destroy a flow: outstanding sends and receives
@@ -477,11 +513,14 @@ struct sdr_flow_modify {
  *      features (SDR_FEATURE_*); the largest EC code (ec_max_k data and
  *      ec_max_m parity packets per submessage: the ranges of the module
  *      parameters ec_k and ec_m); the largest max_msg_size and max_msgs
- *      flow create takes.  __reserved is zero in and out.
+ *      flow create takes; paths_max (since ABI 3's multipath), the
+ *      most paths a flow may take (module parameter dev_paths, read when
+ *      the device was bound: a bound context answers for its device).
+ *      __reserved is zero in and out.
  * errors: only the common ones.
  */
 #define SDR_FEATURE_AUTH	(1ULL << 0)	/* authenticated packets (not yet: 0) */
-#define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several paths (not yet: 0) */
+#define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several QPs (paths) */
 
 struct sdr_query {
 	__u32 size;
@@ -494,7 +533,9 @@ struct sdr_query {
 	__u32 ec_max_m;		/* out */
 	__u32 max_msg_size;	/* out */
 	__u32 max_msgs;		/* out */
-	__aligned_u64 __reserved[4];
+	__u32 paths_max;	/* out */
+	__u32 __reserved0;
+	__aligned_u64 __reserved[3];
 };
 #define SDR_QUERY_SIZE_V1	80
 

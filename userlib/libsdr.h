@@ -65,7 +65,11 @@ struct sdr_caps {
 	uint32_t ec_max_m;	/* EC parity packets per submessage, at most */
 	uint32_t max_msg_size;	/* largest sdr_flow_attr.max_msg_size */
 	uint32_t max_msgs;	/* largest sdr_flow_attr.max_msgs */
-	uint64_t reserved[4];	/* 0 */
+	/* (since 1.3) the most paths a flow takes: QPs of the device a
+	 * flow spreads over (sdr_flow_attr.paths) */
+	uint32_t paths_max;
+	uint32_t reserved32;	/* 0 */
+	uint64_t reserved[3];	/* 0 */
 };
 /* ctx NULL: asks through an unbound /dev/sdr of its own. */
 int sdr_query(const struct sdr_ctx *ctx, struct sdr_caps *caps);
@@ -81,7 +85,10 @@ struct sdr_flow_attr {
 	 * 1..sdr_caps.ec_max_k and ec_max_m; 0: the module's ec_k, ec_m */
 	uint8_t ec_k;
 	uint8_t ec_m;
-	uint16_t reserved;	/* must be 0 */
+	/* paths (since 1.3): QPs of the device the flow's packets spread
+	 * over, 1..sdr_caps.paths_max; 0: 1 */
+	uint8_t paths;
+	uint8_t reserved;	/* must be 0 */
 };
 
 /* The flow's geometry, as the kernel chose it. */
@@ -110,6 +117,16 @@ int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m);
 /* The endpoint blob to give the peer: sizeof(struct sdr_endpoint) bytes. */
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep);
 int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer);
+/*
+ * Multipath (since 1.3): the QPNs this flow sends from, to give the peer
+ * with the endpoint (n is the flow's paths), and a connect that takes the
+ * peer's: a flow drops its peer's packets from QPNs it was not given, so
+ * a peer on several paths must be connected with them.
+ */
+int sdr_flow_paths(const struct sdr_flow *flow, struct sdr_ep_paths *paths);
+int sdr_flow_connect_paths(struct sdr_flow *flow,
+			   const struct sdr_endpoint *peer,
+			   const struct sdr_ep_paths *peer_paths);
 struct sdr_ctx *sdr_flow_ctx(const struct sdr_flow *flow);
 
 /*

@@ -158,5 +158,6 @@ int sdr_query(const struct sdr_ctx *ctx, struct sdr_caps *caps)
 	caps->ec_max_m = q.ec_max_m;
 	caps->max_msg_size = q.max_msg_size;
 	caps->max_msgs = q.max_msgs;
+	caps->paths_max = q.paths_max;
 	return 0;
 }

@@ -84,6 +84,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	c.max_msgs = attr->max_msgs;
 	c.ec_k = attr->ec_k;
 	c.ec_m = attr->ec_m;
+	c.paths = attr->paths;
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -105,6 +106,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	f->props.max_msgs = c.max_msgs;
 	f->props.slot_stride = c.slot_stride;
 	f->ep = c.ep;
+	f->paths = c.ep_paths;
 	f->state_stride = c.state_stride;
 	f->chunk_bitmap = c.chunk_bitmap;
 	f->pkt_bitmap = c.pkt_bitmap;
@@ -252,7 +254,17 @@ int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep)
 	return 0;
 }
 
-int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer)
+int sdr_flow_paths(const struct sdr_flow *flow, struct sdr_ep_paths *paths)
+{
+	if (!flow || !paths)
+		return -EINVAL;
+	*paths = flow->paths;
+	return 0;
+}
+
+int sdr_flow_connect_paths(struct sdr_flow *flow,
+			   const struct sdr_endpoint *peer,
+			   const struct sdr_ep_paths *peer_paths)
 {
 	struct sdr_flow_connect c;
 
@@ -262,7 +274,14 @@ int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer)
 	c.size = sizeof(c);
 	c.flow_id = flow->props.flow_id;
 	c.peer = *peer;
+	if (peer_paths)
+		c.peer_paths = *peer_paths;
 	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer)
+{
+	return sdr_flow_connect_paths(flow, peer, NULL);
 }
 
 struct sdr_ctx *sdr_flow_ctx(const struct sdr_flow *flow)

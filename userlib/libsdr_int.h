@@ -41,6 +41,7 @@ struct sdr_flow {
 	struct sdr_flow *next;		/* in ctx->flows */
 	struct sdr_flow_props props;
 	struct sdr_endpoint ep;
+	struct sdr_ep_paths paths;
 	uint8_t *recv_map;
 	size_t recv_size;
 	uint8_t *send_map;

@@ -200,7 +200,7 @@ u32 sdr_path_pick_untracked(struct sdr_paths *ps)
 static void sdr_path_resolve(struct sdr_paths *ps, u32 i, bool lost, u64 now)
 {
 	struct sdr_path *p = &ps->p[i];
-	u32 total, loss;
+	u32 total, loss, take;
 
 	if (p->inflight)
 		p->inflight--;
@@ -226,7 +226,10 @@ static void sdr_path_resolve(struct sdr_paths *ps, u32 i, bool lost, u64 now)
 	total = p->win_acked + p->win_lost;
 	if (total < SDR_PATH_WIN)
 		return;
-	loss = p->win_lost * 100 / total;
+	/* losses an earlier window counted that turned out answered */
+	take = min(p->win_lost, p->win_unlost);
+	p->win_unlost -= take;
+	loss = (p->win_lost - take) * 100 / total;
 	p->loss_pct = p->windows++ ? (3 * p->loss_pct + loss + 2) / 4 : loss;
 	sdr_path_window_reset(p);
 	if (p->loss_pct > ps->cfg.drain_pct && sdr_path_usable(ps) > 1)
@@ -261,6 +264,37 @@ void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns)
 		sdr_path_resolve(ps, i, true, now_ns);
 }
 
+/*
+ * A packet declared lost on path @i was answered after all, its copy on
+ * @i having arrived late: the loss is taken back, from the window that
+ * counted it or, once that one was sampled, from the next window's (at
+ * most a window's worth kept).
+ */
+void sdr_path_unlost(struct sdr_paths *ps, u32 i)
+{
+	struct sdr_path *p;
+
+	if (i >= ps->n)
+		return;
+	p = &ps->p[i];
+	if (!p->lost)
+		return;
+	p->lost--;
+	p->acked++;
+	p->unlost++;
+	if (p->state == SDR_PATH_DRAINED) {
+		if (p->testing && p->train_lost)
+			p->train_lost--;
+		return;
+	}
+	if (p->win_lost) {
+		p->win_lost--;
+		p->win_acked++;
+	} else if (p->win_unlost < SDR_PATH_WIN) {
+		p->win_unlost++;
+	}
+}
+
 /* A tracked packet's message ended with it in flight: no verdict. */
 void sdr_path_forget(struct sdr_paths *ps, u32 i, u64 now_ns)
 {
@@ -282,6 +316,20 @@ void sdr_path_forget(struct sdr_paths *ps, u32 i, u64 now_ns)
 bool sdr_path_overdue(const struct sdr_paths *ps, u32 i, u64 tx_ns)
 {
 	return i < ps->n && ps->p[i].newest_tx_ns > tx_ns;
+}
+
+/*
+ * Whether some path delivered a packet sent after @tx_ns: the flow's
+ * packets were getting through meanwhile.
+ */
+bool sdr_path_heard_after(const struct sdr_paths *ps, u64 tx_ns)
+{
+	u32 i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->p[i].newest_tx_ns > tx_ns)
+			return true;
+	return false;
 }
 
 /*

@@ -35,7 +35,10 @@
  * samples, come only from answers to packets sent once, by SR's rules:
  * EC may rebuild a packet from parity and answer for it before its copy
  * arrived, so an EC hole is lost once its path's own timeout has passed
- * (sdr_path_rto_of()).
+ * (sdr_path_rto_of()).  A packet declared lost whose copy on the path was
+ * answered after all (a needless resend: the RTO or a NACK round came
+ * before a late answer) is taken back from the path's loss
+ * (sdr_path_unlost()), so a host's hiccups do not drain a clean path.
  */
 #ifndef SDR_PATH_H
 #define SDR_PATH_H
@@ -70,6 +73,7 @@ struct sdr_path {
 	u32	train_lost;	/* ... lost of those */
 	u32	win_acked;	/* this loss window so far */
 	u32	win_lost;
+	u32	win_unlost;	/* losses taken back after their window */
 	u32	loss_pct;	/* loss, moving average of the windows' */
 	u32	windows;	/* loss samples taken */
 	struct sdr_rtt	rtt;	/* its own samples (rtt.samples 0: none yet) */
@@ -81,6 +85,7 @@ struct sdr_path {
 	u64	untracked;	/* parity and probe copies sent */
 	u64	acked;
 	u64	lost;
+	u64	unlost;		/* declared lost, then answered after all */
 	u64	drains;
 	u64	restores;
 };
@@ -100,7 +105,9 @@ void sdr_path_acked(struct sdr_paths *ps, u32 i, u64 tx_ns, bool sample,
 		    u64 now_ns);
 void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns);
 void sdr_path_forget(struct sdr_paths *ps, u32 i, u64 now_ns);
+void sdr_path_unlost(struct sdr_paths *ps, u32 i);
 bool sdr_path_overdue(const struct sdr_paths *ps, u32 i, u64 tx_ns);
+bool sdr_path_heard_after(const struct sdr_paths *ps, u64 tx_ns);
 u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u64 fallback_ns);
 int sdr_path_set_down(struct sdr_paths *ps, u32 i, bool down, u64 now_ns);
 u32 sdr_path_usable(const struct sdr_paths *ps);

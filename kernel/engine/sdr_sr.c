@@ -248,10 +248,10 @@ size_t sdr_sr_tx_size(u32 msg_len, u32 pay)
 	if (!pay)
 		return 0;
 	n = sdr_sr_npkts(msg_len, pay);
-	/* acked, tx_ns, next, prev, ntx, where, path; each 8-byte aligned */
+	/* acked, tx_ns, next, prev, ntx, where, path, lpath; 8-byte aligned */
 	return sdr_bitmap_size((u32)n) + n * sizeof(u64) +
 	       2 * ((n * sizeof(u32) + 7) & ~(size_t)7) +
-	       3 * ((n + 7) & ~(size_t)7);
+	       4 * ((n + 7) & ~(size_t)7);
 }
 
 static struct sdr_sr_list *sdr_sr_list_of(struct sdr_sr_tx *m, u8 where)
@@ -319,6 +319,8 @@ static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 			sdr_path_lost(f->paths, m->path[i], now);
 		else
 			sdr_path_forget(f->paths, m->path[i], now);
+		/* an answer to this copy takes the loss back */
+		m->lpath[i] = blame ? m->path[i] + 1 : 0;
 	}
 }
 
@@ -383,10 +385,13 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 	m->where = p;
 	p += ((size_t)n + 7) & ~(size_t)7;
 	m->path = p;
+	p += ((size_t)n + 7) & ~(size_t)7;
+	m->lpath = p;
 
 	sdr_bitmap_zero(m->acked, n);
 	memset(m->ntx, 0, n);
 	memset(m->path, 0, n);
+	memset(m->lpath, 0, n);
 	memset(m->where, SDR_SR_W_NONE, n);
 	return 0;
 }
@@ -487,14 +492,21 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 	if (!m->ec_k)
 		sdr_sr_meter(f, now);
 	w = m->where[i];
+	if (w == SDR_SR_W_LOST && m->lpath[i])
+		/* not resent yet: the copy declared lost was answered */
+		sdr_path_unlost(f->paths, m->lpath[i] - 1);
 	if (w == SDR_SR_W_FLIGHT) {
 		/*
 		 * An ACK sooner than the path's minimum RTT after a resend
-		 * answers an earlier copy: the resend was not needed.
+		 * answers an earlier copy: the resend was not needed, and the
+		 * copy declared lost was not.
 		 */
 		if ((m->ntx[i] & SDR_SR_NTX_MASK) > 1 && f->rtt.samples &&
-		    now - m->tx_ns[i] < f->rtt.min_ns)
+		    now - m->tx_ns[i] < f->rtt.min_ns) {
 			sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
+			if (m->lpath[i])
+				sdr_path_unlost(f->paths, m->lpath[i] - 1);
+		}
 		sdr_sr_leave_flight(f, m);
 		if (f->paths)
 			sdr_path_acked(f->paths, m->path[i], m->tx_ns[i],
@@ -520,7 +532,7 @@ static bool sdr_sr_outstanding(const struct sdr_sr_tx *m)
 static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 			     u64 now)
 {
-	u32 expired = 0;
+	u32 expired = 0, i;
 
 	if (m->status)
 		return;
@@ -531,8 +543,16 @@ static void sdr_sr_tx_timers(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	while (m->flight.head != SDR_SR_NIL &&
 	       sdr_sr_expiry(f, m, m->flight.head) <= now) {
-		m->ntx[m->flight.head] |= SDR_SR_NTX_RTO;
-		sdr_sr_mark_lost(f, m, m->flight.head, true, now);
+		i = m->flight.head;
+		m->ntx[i] |= SDR_SR_NTX_RTO;
+		/*
+		 * A path lost it if the flow heard of a packet sent after
+		 * it (on any path); a timeout with none is the flow's stall
+		 * (a host's hiccup, a queue), no path's loss.
+		 */
+		sdr_sr_mark_lost(f, m, i, !f->paths ||
+				 sdr_path_heard_after(f->paths, m->tx_ns[i]),
+				 now);
 		f->st.timeouts++;
 		expired++;
 	}

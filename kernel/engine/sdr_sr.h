@@ -213,6 +213,7 @@ struct sdr_sr_tx {
 	u8	*ntx;		/* transmissions (to 127), SDR_SR_NTX_RTO */
 	u8	*where;		/* which list the packet is on */
 	u8	*path;		/* path of its last transmission */
+	u8	*lpath;		/* 1 + path of a copy declared lost, or 0 */
 };
 
 /* One packet to transmit, from sdr_sr_tx_next(). */

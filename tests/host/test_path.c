@@ -273,6 +273,63 @@ static void test_path_overdue_rto(void)
 	CHECK_EQ(sdr_path_rto(&ps, 5000), 3000);
 }
 
+/*
+ * Losses taken back (sdr_path_unlost(): the copy declared lost was
+ * answered after all): a path whose every fifth packet is declared lost
+ * and then answered keeps a clean figure and is never drained, whether
+ * the answer comes in the window that counted the loss or after it was
+ * sampled; the counters move the loss to acked.
+ */
+static void test_path_unlost(void)
+{
+	struct sdr_paths ps;
+	u64 now = 1000 * MS;
+	u32 k, i, pending = SDR_PATH_ANY;
+
+	paths(&ps, 2);
+	for (k = 0; k < 20 * SDR_PATH_WIN; k++) {
+		i = sdr_path_pick(&ps, SDR_PATH_ANY, now);
+		if (i == 0 && k % 5 == 0) {
+			sdr_path_lost(&ps, i, now);
+			/* the late answer: at once, or after one more packet
+			 * (which may close the window) */
+			if (k % 10)
+				sdr_path_unlost(&ps, i);
+			else
+				pending = i;
+		} else {
+			sdr_path_acked(&ps, i, now - 100000, true, now);
+			if (pending != SDR_PATH_ANY) {
+				sdr_path_unlost(&ps, pending);
+				pending = SDR_PATH_ANY;
+			}
+		}
+		now += 10000;
+	}
+	CHECK_EQ(ps.p[0].state, SDR_PATH_UP);
+	CHECK_EQ(ps.p[0].drains, 0);
+	CHECK_EQ(ps.p[0].lost, 0);
+	CHECK(ps.p[0].unlost > 0);
+	CHECK(ps.p[0].loss_pct <= 2);
+	/* the same losses, never answered: drained */
+	paths(&ps, 2);
+	for (k = 0; k < 20 * SDR_PATH_WIN; k++) {
+		i = sdr_path_pick(&ps, SDR_PATH_ANY, now);
+		if (i == 0 && k % 5 == 0)
+			sdr_path_lost(&ps, i, now);
+		else
+			sdr_path_acked(&ps, i, now - 100000, true, now);
+		now += 10000;
+	}
+	CHECK(ps.p[0].drains >= 1);
+	/* nothing to take back: no effect */
+	paths(&ps, 2);
+	sdr_path_unlost(&ps, 1);
+	sdr_path_unlost(&ps, SDR_PATH_MAX);
+	CHECK_EQ(ps.p[1].acked, 0);
+	CHECK_EQ(ps.p[1].unlost, 0);
+}
+
 void test_path(void)
 {
 	TAP_RUN(test_path_init_bounds);
@@ -282,4 +339,5 @@ void test_path(void)
 	TAP_RUN(test_path_test_train);
 	TAP_RUN(test_path_down_up);
 	TAP_RUN(test_path_overdue_rto);
+	TAP_RUN(test_path_unlost);
 }

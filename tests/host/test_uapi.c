@@ -50,7 +50,6 @@ static void test_uapi_size_v2(void)
 	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V2, 184);
 	CHECK_EQ(offsetof(struct sdr_flow_create, ec_k), SDR_FLOW_CREATE_SIZE_V1);
 	CHECK_EQ(offsetofend(struct sdr_flow_create, ec_m), SDR_FLOW_CREATE_SIZE_V2);
-	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V2);
 	CHECK_EQ(SDR_FLOW_MODIFY_SIZE_V2, 24);
 	CHECK_EQ(offsetof(struct sdr_flow_modify, ec_k), SDR_FLOW_MODIFY_SIZE_V1);
 	CHECK_EQ(offsetofend(struct sdr_flow_modify, ec_m), SDR_FLOW_MODIFY_SIZE_V2);
@@ -61,6 +60,22 @@ static void test_uapi_size_v2(void)
 	CHECK_EQ(offsetof(struct sdr_flow_info, spurious_retx), 104);
 	CHECK_EQ(sizeof(struct sdr_flow_info), SDR_FLOW_INFO_SIZE_V1);
 	CHECK_EQ(SDR_FLOW_MODIFY_EC, 2);
+}
+
+/* Version 3 of flow create, 2 of connect: the paths, after the rest. */
+static void test_uapi_size_v3(void)
+{
+	CHECK_EQ(SDR_PATHS_MAX, 8);
+	CHECK_EQ(sizeof(struct sdr_ep_paths), 40);
+	CHECK_EQ(offsetof(struct sdr_ep_paths, qpn), 8);
+	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V3, 232);
+	CHECK_EQ(offsetof(struct sdr_flow_create, paths), SDR_FLOW_CREATE_SIZE_V2);
+	CHECK_EQ(offsetof(struct sdr_flow_create, ep_paths), 192);
+	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V3);
+	CHECK_EQ(SDR_FLOW_CONNECT_SIZE_V2, 128);
+	CHECK_EQ(offsetof(struct sdr_flow_connect, peer_paths),
+		 SDR_FLOW_CONNECT_SIZE_V1);
+	CHECK_EQ(sizeof(struct sdr_flow_connect), SDR_FLOW_CONNECT_SIZE_V2);
 }
 
 static void test_uapi_query_layout(void)
@@ -75,7 +90,9 @@ static void test_uapi_query_layout(void)
 	CHECK_EQ(offsetof(struct sdr_query, ec_max_m), 36);
 	CHECK_EQ(offsetof(struct sdr_query, max_msg_size), 40);
 	CHECK_EQ(offsetof(struct sdr_query, max_msgs), 44);
-	CHECK_EQ(offsetof(struct sdr_query, __reserved), 48);
+	CHECK_EQ(offsetof(struct sdr_query, paths_max), 48);
+	CHECK_EQ(offsetof(struct sdr_query, __reserved0), 52);
+	CHECK_EQ(offsetof(struct sdr_query, __reserved), 56);
 	CHECK_EQ(sizeof(struct sdr_query), 80);
 	CHECK_EQ(SDR_FEATURE_AUTH, 1);
 	CHECK_EQ(SDR_FEATURE_MULTIPATH, 2);
@@ -106,6 +123,7 @@ void test_uapi(void)
 {
 	TAP_RUN(test_uapi_size_v1);
 	TAP_RUN(test_uapi_size_v2);
+	TAP_RUN(test_uapi_size_v3);
 	TAP_RUN(test_uapi_query_layout);
 	TAP_RUN(test_uapi_policy_names);
 }

@@ -1836,6 +1836,10 @@ static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 		bad = "policy";
 	else if (!c->ec_k || c->ec_k > 64 || !c->ec_m || c->ec_m > 32)
 		bad = "ec_k/ec_m";
+	else if (c->size >= SDR_FLOW_CREATE_SIZE_V3 &&
+		 (!c->paths || c->paths > SDR_PATHS_MAX ||
+		  c->ep_paths.n != c->paths || c->ep_paths.qpn[0] != c->ep.qpn))
+		bad = "paths";
 	else if (c->recv_offset == c->send_offset ||
 		 c->recv_offset == c->state_offset ||
 		 c->send_offset == c->state_offset || !c->recv_offset)
@@ -2124,9 +2128,12 @@ static void op_query(struct thr *t)
 		return;
 	if (q.abi_version != SDR_ABI_VERSION || q.policy_nr != SDR_POLICY_NR ||
 	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
-	    q.policies >> SDR_POLICY_NR || q.features || q.ec_max_k != 64 ||
+	    q.policies >> SDR_POLICY_NR ||
+	    q.features != SDR_FEATURE_MULTIPATH || q.ec_max_k != 64 ||
 	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
-	    q.max_msgs != 1024 || q.__reserved[0] || q.__reserved[3])
+	    q.max_msgs != 1024 || !q.paths_max ||
+	    q.paths_max > SDR_PATHS_MAX || q.__reserved0 ||
+	    q.__reserved[0] || q.__reserved[2])
 		fz_fail(t, "QUERY: abi %u policy_nr %u policies %#llx features %#llx ec %u/%u msgs %u x %u",
 			q.abi_version, q.policy_nr,
 			(unsigned long long)q.policies,

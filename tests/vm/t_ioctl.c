@@ -339,6 +339,7 @@ TEST(query_unbound_and_bound)
 	memset(&q, 0xa5, sizeof(q));
 	q.size = sizeof(q);
 	q.flags = 0;
+	q.__reserved0 = 0;
 	memset(q.__reserved, 0, sizeof(q.__reserved));
 	ASSERT_ERRNO(ioctl(fd, SDR_IOC_QUERY, &q), 0);
 	EXPECT_EQ(q.size, sizeof(q));
@@ -349,7 +350,10 @@ TEST(query_unbound_and_bound)
 	EXPECT_EQ(q.policies, (1ULL << SDR_POLICY_NONE) | (1ULL << SDR_POLICY_SR) |
 			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE) |
 			      (1ULL << SDR_POLICY_AUTO));
-	EXPECT_EQ(q.features, 0);
+	EXPECT_EQ(q.features, SDR_FEATURE_MULTIPATH);
+	/* the module parameter dev_paths, 4 unless changed */
+	EXPECT_EQ(q.paths_max, sysfs_u64_or("/sys/module/sdr/parameters/dev_paths", 0));
+	EXPECT_EQ(q.__reserved0, 0);
 	EXPECT_EQ(q.ec_max_k, 64);
 	EXPECT_EQ(q.ec_max_m, 32);
 	EXPECT_EQ(q.max_msg_size, 1U << 30);
@@ -1253,4 +1257,128 @@ TEST_F_T(env, peer_gone_no_hang, 180)
 		EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, 0, 0, 10, 0, NULL), EPIPE);
 		ASSERT_ERRNO(raw_destroy(self->fa, a.flow_id), 0);
 	}
+}
+
+/* Whether the n QPNs of @p are the n first of @dev's path_qpns. */
+static int qpns_match(const char *dev, const struct sdr_ep_paths *p)
+{
+	char path[128], buf[256], *tok, *save = NULL;
+	uint32_t i = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/path_qpns", dev);
+	if (sysfs_str(path, buf, sizeof(buf)))
+		return 0;
+	for (tok = strtok_r(buf, " ", &save); tok && i < p->n;
+	     tok = strtok_r(NULL, " ", &save), i++)
+		if (strtoul(tok, NULL, 0) != p->qpn[i])
+			return 0;
+	return i == p->n;
+}
+
+static int connect_paths(int fd, uint32_t flow_id, const struct sdr_endpoint *ep,
+			 const struct sdr_ep_paths *pp)
+{
+	struct sdr_flow_connect c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flow_id = flow_id;
+	c.peer = *ep;
+	c.peer_paths = *pp;
+	return ioctl(fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+/*
+ * Multipath attributes: a flow takes 1..paths_max of its device's QPs and
+ * names them in ep_paths (qpn[0] the endpoint's, all the device's
+ * path_qpns in order); an older caller's struct gets one path; connect
+ * refuses a peer_paths that does not fit its endpoint, before anything
+ * changed, and then takes a good one.
+ */
+TEST_F(env, multipath_attrs)
+{
+	struct sdr_flow_create a, b, old;
+	struct sdr_ep_paths pp;
+	struct sdr_query q;
+	char path[160];
+	uint32_t i, j;
+
+	ASSERT_ERRNO(raw_query(self->fa, &q), 0);
+	ASSERT_GE(q.paths_max, 2);
+	ASSERT_LE(q.paths_max, SDR_PATHS_MAX);
+
+	/* out of range */
+	flow_create_arg(&a, SDR_POLICY_SR, MSG, NMSGS);
+	a.paths = q.paths_max + 1;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &a), EINVAL);
+	flow_create_arg(&a, SDR_POLICY_SR, MSG, NMSGS);
+	a.paths = 2;
+	a.__reserved3 = 1;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &a), EINVAL);
+
+	/* version 2 of the struct: one path */
+	flow_create_arg(&old, SDR_POLICY_SR, MSG, NMSGS);
+	old.size = SDR_FLOW_CREATE_SIZE_V2;
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &old), 0);
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/paths", dev0(),
+		 old.flow_id);
+	EXPECT_EQ(sysfs_u64_or(path, 0), 1);
+
+	/* all of them, and the peer on two */
+	flow_create_arg(&a, SDR_POLICY_SR, MSG, NMSGS);
+	a.paths = q.paths_max;
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &a), 0);
+	EXPECT_EQ(a.paths, q.paths_max);
+	EXPECT_EQ(a.ep_paths.n, q.paths_max);
+	EXPECT_EQ(a.ep_paths.qpn[0], a.ep.qpn);
+	for (i = 0; i < a.ep_paths.n; i++)
+		for (j = 0; j < i; j++)
+			EXPECT_NE(a.ep_paths.qpn[i], a.ep_paths.qpn[j]);
+	EXPECT_TRUE(qpns_match(dev0(), &a.ep_paths));
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/paths", dev0(),
+		 a.flow_id);
+	EXPECT_EQ(sysfs_u64_or(path, 0), q.paths_max);
+	flow_create_arg(&b, SDR_POLICY_SR, MSG, NMSGS);
+	b.paths = 2;
+	ASSERT_ERRNO(ioctl(self->fb, SDR_IOC_FLOW_CREATE, &b), 0);
+	EXPECT_EQ(b.ep_paths.n, 2);
+	EXPECT_TRUE(qpns_match(dev1(), &b.ep_paths));
+
+	/* peer_paths that do not fit: EINVAL, the flow still unconnected */
+	pp = b.ep_paths;
+	pp.n = SDR_PATHS_MAX + 1;
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	pp = b.ep_paths;
+	pp.__reserved = 1;
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	pp = b.ep_paths;
+	pp.qpn[0] = b.ep_paths.qpn[1];		/* not the endpoint's */
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	pp = b.ep_paths;
+	pp.qpn[1] = pp.qpn[0];			/* twice */
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	pp = b.ep_paths;
+	pp.qpn[1] = 0;
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	pp = b.ep_paths;
+	pp.qpn[1] = 1U << 24;
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/path/peer_qpns",
+		 dev0(), a.flow_id);
+	{
+		char buf[128], want[64];
+
+		EXPECT_EQ(sysfs_str(path, buf, sizeof(buf)), 0);
+		EXPECT_EQ(strcmp(buf, "-"), 0);
+		ASSERT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &b.ep_paths), 0);
+		snprintf(want, sizeof(want), "%u %u", b.ep_paths.qpn[0],
+			 b.ep_paths.qpn[1]);
+		EXPECT_EQ(sysfs_str(path, buf, sizeof(buf)), 0);
+		EXPECT_EQ(strcmp(buf, want), 0);
+		TH_LOG("peer_qpns %s", buf);
+	}
+	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &b.ep_paths), EISCONN);
+	/* n 0: the endpoint's QPN only */
+	memset(&pp, 0, sizeof(pp));
+	ASSERT_ERRNO(connect_paths(self->fb, b.flow_id, &a.ep, &pp), 0);
 }

@@ -375,13 +375,16 @@ TEST(query)
 	EXPECT_EQ(a.abi_version, SDR_ABI_VERSION);
 	EXPECT_EQ(a.policy_nr, SDR_POLICY_NR);
 	EXPECT_EQ(a.policies, q.policies);
-	EXPECT_EQ(a.features, 0);
+	EXPECT_EQ(a.features, q.features);
+	EXPECT_EQ(a.features, SDR_FEATURE_MULTIPATH);
+	EXPECT_EQ(a.paths_max, q.paths_max);
+	EXPECT_EQ(a.reserved32, 0);
 	EXPECT_EQ(a.ec_max_k, q.ec_max_k);
 	EXPECT_EQ(a.ec_max_m, q.ec_max_m);
 	EXPECT_EQ(a.max_msg_size, q.max_msg_size);
 	EXPECT_EQ(a.max_msgs, q.max_msgs);
 	EXPECT_EQ(a.max_msgs, 1024);
-	for (id = 0; id < 4; id++)
+	for (id = 0; id < 3; id++)
 		EXPECT_EQ(a.reserved[id], 0);
 	/* this version: none, sr, ec, adaptive and auto */
 	EXPECT_EQ(sdr_policy_list(a.policies, ", ", list, sizeof(list)), 28);
