@@ -290,7 +290,7 @@ struct sdr_txmsg {
 
 /* Kernel-private part of a receive slot (the public part is shared). */
 struct sdr_rxslot {
-	const struct sdr_policy_ops *ops;	/* the first packet's policy */
+	const struct sdr_policy_ops *ops;	/* the first packet's policy; NULL: none came */
 	u32			seq;
 	u32			state;		/* SDR_RECV_* (mirrors shared) */
 	u32			msg_len;

@@ -1308,8 +1308,13 @@ static enum hrtimer_restart sdr_flow_timer(struct hrtimer *timer)
 	for (i = 0; i < flow->max_msgs; i++) {
 		struct sdr_rxslot *s = &flow->slots[i];
 
+		/*
+		 * A slot done without a packet (NONE gave up on a message
+		 * wholly lost) has no policy: nothing to poll.
+		 */
 		if ((s->state == SDR_RECV_ACTIVE || s->state == SDR_RECV_DONE) &&
-		    s->ops->rx_poll && s->ops->rx_poll(flow, i, now, &q))
+		    s->ops && s->ops->rx_poll &&
+		    s->ops->rx_poll(flow, i, now, &q))
 			dead_peer = true;
 	}
 	if (dead_peer) {
