@@ -1275,19 +1275,6 @@ static int qpns_match(const char *dev, const struct sdr_ep_paths *p)
 	return i == p->n;
 }
 
-static int connect_paths(int fd, uint32_t flow_id, const struct sdr_endpoint *ep,
-			 const struct sdr_ep_paths *pp)
-{
-	struct sdr_flow_connect c;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.flow_id = flow_id;
-	c.peer = *ep;
-	c.peer_paths = *pp;
-	return ioctl(fd, SDR_IOC_FLOW_CONNECT, &c);
-}
-
 /*
  * Multipath attributes: a flow takes 1..paths_max of its device's QPs and
  * names them in ep_paths (qpn[0] the endpoint's, all the device's
@@ -1347,22 +1334,22 @@ TEST_F(env, multipath_attrs)
 	/* peer_paths that do not fit: EINVAL, the flow still unconnected */
 	pp = b.ep_paths;
 	pp.n = SDR_PATHS_MAX + 1;
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
 	pp = b.ep_paths;
 	pp.__reserved = 1;
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
 	pp = b.ep_paths;
 	pp.qpn[0] = b.ep_paths.qpn[1];		/* not the endpoint's */
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
 	pp = b.ep_paths;
 	pp.qpn[1] = pp.qpn[0];			/* twice */
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
 	pp = b.ep_paths;
 	pp.qpn[1] = 0;
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
 	pp = b.ep_paths;
 	pp.qpn[1] = 1U << 24;
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &pp), EINVAL);
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/path/peer_qpns",
 		 dev0(), a.flow_id);
 	{
@@ -1370,15 +1357,15 @@ TEST_F(env, multipath_attrs)
 
 		EXPECT_EQ(sysfs_str(path, buf, sizeof(buf)), 0);
 		EXPECT_EQ(strcmp(buf, "-"), 0);
-		ASSERT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &b.ep_paths), 0);
+		ASSERT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &b.ep_paths), 0);
 		snprintf(want, sizeof(want), "%u %u", b.ep_paths.qpn[0],
 			 b.ep_paths.qpn[1]);
 		EXPECT_EQ(sysfs_str(path, buf, sizeof(buf)), 0);
 		EXPECT_EQ(strcmp(buf, want), 0);
 		TH_LOG("peer_qpns %s", buf);
 	}
-	EXPECT_ERRNO(connect_paths(self->fa, a.flow_id, &b.ep, &b.ep_paths), EISCONN);
+	EXPECT_ERRNO(raw_connect_paths(self->fa, a.flow_id, &b.ep, &b.ep_paths), EISCONN);
 	/* n 0: the endpoint's QPN only */
 	memset(&pp, 0, sizeof(pp));
-	ASSERT_ERRNO(connect_paths(self->fb, b.flow_id, &a.ep, &pp), 0);
+	ASSERT_ERRNO(raw_connect_paths(self->fb, b.flow_id, &a.ep, &pp), 0);
 }

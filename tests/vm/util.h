@@ -201,8 +201,10 @@ static inline int raw_flow_create(int fd, uint32_t max_msg_size,
 	return ioctl(fd, SDR_IOC_FLOW_CREATE, c);
 }
 
-static inline int raw_connect(int fd, uint32_t flow_id,
-			      const struct sdr_endpoint *peer)
+/* SDR_IOC_FLOW_CONNECT with the peer's ep_paths (NULL: none given). */
+static inline int raw_connect_paths(int fd, uint32_t flow_id,
+				    const struct sdr_endpoint *peer,
+				    const struct sdr_ep_paths *pp)
 {
 	struct sdr_flow_connect c;
 
@@ -210,7 +212,15 @@ static inline int raw_connect(int fd, uint32_t flow_id,
 	c.size = sizeof(c);
 	c.flow_id = flow_id;
 	c.peer = *peer;
+	if (pp)
+		c.peer_paths = *pp;
 	return ioctl(fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+static inline int raw_connect(int fd, uint32_t flow_id,
+			      const struct sdr_endpoint *peer)
+{
+	return raw_connect_paths(fd, flow_id, peer, NULL);
 }
 
 static inline int raw_destroy(int fd, uint32_t flow_id)
