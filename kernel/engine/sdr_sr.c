@@ -492,9 +492,11 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 	if (!m->ec_k)
 		sdr_sr_meter(f, now);
 	w = m->where[i];
-	if (w == SDR_SR_W_LOST && m->lpath[i])
+	if (w == SDR_SR_W_LOST && m->lpath[i]) {
 		/* not resent yet: the copy declared lost was answered */
 		sdr_path_unlost(f->paths, m->lpath[i] - 1);
+		m->lpath[i] = 0;
+	}
 	if (w == SDR_SR_W_FLIGHT) {
 		/*
 		 * An ACK sooner than the path's minimum RTT after a resend
@@ -506,6 +508,7 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 			sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
 			if (m->lpath[i])
 				sdr_path_unlost(f->paths, m->lpath[i] - 1);
+			m->lpath[i] = 0;
 		}
 		sdr_sr_leave_flight(f, m);
 		if (f->paths)
@@ -893,6 +896,28 @@ static bool sdr_sr_path_overdue(const struct sdr_sr_flow *f,
 	return sdr_path_overdue(f->paths, m->path[i], m->tx_ns[i]);
 }
 
+/*
+ * The receiver got packet @i twice.  Sent twice (once declared lost,
+ * once resent), both copies arrived: the resend was needless, and the
+ * copy declared lost was not, whenever its answer came.  A packet sent
+ * more often, or one EC rebuilt from parity before its copy came, says
+ * nothing of which copy arrived.  An answer may name any packet: only
+ * one this side sent twice, had answered and still counts lost on a path
+ * is taken back.
+ */
+static void sdr_sr_tx_dup(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i)
+{
+	if (i >= m->npkts || m->ec_k ||
+	    !sdr_bitmap_test(m->acked, m->npkts, i) ||
+	    (m->ntx[i] & SDR_SR_NTX_MASK) != 2)
+		return;
+	if (f->paths && m->lpath[i]) {
+		sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
+		sdr_path_unlost(f->paths, m->lpath[i] - 1);
+		m->lpath[i] = 0;
+	}
+}
+
 int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		  const struct sdr_pkt *hdr, const struct sdr_ack *ack,
 		  u64 now_ns)
@@ -958,6 +983,8 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		}
 	}
 	m->cum = sdr_bitmap_next_zero(m->acked, n, m->cum);
+	if (hdr->offset)
+		sdr_sr_tx_dup(f, m, hdr->offset - 1);
 
 	if (nack) {
 		/*
@@ -1538,6 +1565,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 
 	if (sdr_bitmap_set(r->map, r->npkts, idx)) {
 		f->st.rx_dup++;
+		r->dup = idx + 1;
 		/* the sender resends: it may have missed our ACKs */
 		if (pkt->flags & SDR_PKT_F_ACKREQ ||
 		    now_ns - r->last_ack_ns >= f->cfg.ack_delay_ns) {
@@ -1621,6 +1649,13 @@ static void sdr_sr_ctrl_hdr(struct sdr_pkt *hdr, u8 type, u32 aux,
 	hdr->ts = ts;
 	hdr->aux = aux;
 	hdr->payload_len = (u16)sdr_ack_body_len(ack);
+}
+
+/* An ACK or NACK names the latest data packet that came again. */
+static void sdr_sr_report_dup(struct sdr_sr_rx *r, struct sdr_pkt *hdr)
+{
+	hdr->offset = r->dup;
+	r->dup = 0;
 }
 
 /*
@@ -1734,6 +1769,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, 0, ack,
 				sdr_sr_echo_ts(f, r, now_ns));
 		hdr->imm = sdr_sr_gap_report(f);
+		sdr_sr_report_dup(r, hdr);
 		r->ack_now = false;
 		r->ack_due_ns = U64_MAX;
 		r->unacked = 0;
@@ -1779,6 +1815,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	sdr_sr_ctrl_hdr(hdr, SDR_PKT_NACK, 0, ack,
 			sdr_sr_echo_ts(f, r, now_ns));
 	hdr->imm = sdr_sr_gap_report(f);
+	sdr_sr_report_dup(r, hdr);
 	r->nack_cursor = start + ack->nbits;
 	if (r->nack_cursor >= r->nack_end)
 		sdr_sr_nack_sweep_end(f, r, now_ns);

@@ -256,6 +256,7 @@ struct sdr_sr_rx {
 	u32	nack_hi;	/* holes below this were NACKed at least once */
 	u32	nack_fresh_end;	/* end of the gaps the fresh sweep covers */
 	u32	lost;		/* data packets that came resent or rebuilt */
+	u32	dup;		/* 1 + a data packet that came again, or 0 */
 	bool	ack_now;
 	bool	complete;
 	u8	complete_ack;	/* COMPLETE ACKs due (ADAPTIVE sends two) */

@@ -1397,6 +1397,137 @@ static void test_sr_stream_pause(void)
 	free(mem);
 }
 
+/* a data packet the sender handed out, as the receiver takes it */
+static struct sdr_pkt dup_data(const struct sdr_sr_tx *m,
+			       const struct sdr_sr_txd *d)
+{
+	struct sdr_pkt p = {
+		.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
+		.flags = d->flags, .payload_len = (u16)d->len,
+		.msg_seq = m->seq, .msg_len = 1000, .offset = d->offset,
+		.ts = d->ts,
+	};
+
+	return p;
+}
+
+/*
+ * Two paths.  Packet 0 (path 0) is late, not lost: the timeout blames
+ * path 0 (a packet sent after it was answered), the resend goes on path
+ * 1 and is answered, then the late copy arrives.  The receiver names the
+ * packet that came twice in its next answer (the header's offset), and
+ * the sender takes the loss back from path 0.  A named packet not sent
+ * twice, out of range, or named again changes nothing.
+ */
+static void test_sr_dup_takes_loss_back(void)
+{
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_path_cfg pc;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_sr_txd d[10], re;
+	struct sdr_pkt h, p;
+	struct sdr_ack a;
+	u64 now = 1000 * MS;
+	void *mem = malloc(sdr_sr_tx_size(1000, 100));
+	void *rmem = malloc(sdr_sr_rx_size(1000, 100));
+	u32 i, n = 0, retx = 0;
+	u64 spurious;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.ack_every = 1;
+	sdr_sr_flow_init(&f, &cfg);
+	sdr_sr_flow_init(&fr, &cfg);
+	sdr_path_cfg_default(&pc);
+	CHECK_EQ(sdr_paths_init(&ps, 2, &pc), 0);
+	sdr_sr_flow_set_paths(&f, &ps);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 3, 1000, mem, now), 0);
+	sdr_sr_rx_init(&fr, &r, 1000, rmem);
+	/* packets 0..8 (9 is not ready yet, so the message stays open) */
+	sdr_sr_tx_set_limit(&m, 100);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d[n++]), 1);
+	CHECK_EQ(d[0].idx, 0);
+	CHECK_EQ(d[0].path, 0);
+	now += 100 * US;
+	sdr_sr_tx_set_limit(&m, 900);
+	while (n < 10 && sdr_sr_tx_next(&f, &m, now, &d[n]) == 1)
+		n++;
+	CHECK_EQ(n, 9);
+	/* 1..8 arrive and are answered, 1 ms later; 0 is late */
+	now += MS;
+	for (i = 1; i < n; i++) {
+		p = dup_data(&m, &d[i]);
+		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	}
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+	CHECK_EQ(h.type, SDR_PKT_ACK);
+	CHECK_EQ(h.offset, 0);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(m.nacked, 8);
+	/* 0 times out: path 0 is blamed, the resend takes path 1 */
+	now = sdr_sr_tx_deadline(&f, &m, now);
+	CHECK_EQ(sdr_sr_tx_poll(&f, &m, now), 0);
+	CHECK_EQ(f.st.timeouts, 1);
+	CHECK_EQ(ps.p[0].lost, 1);
+	while (sdr_sr_tx_next(&f, &m, now, &re) == 1)
+		retx++;
+	CHECK_EQ(retx, 1);
+	CHECK_EQ(re.idx, 0);
+	CHECK_EQ(re.path, 1);
+	/* the resend arrives and is answered a whole RTT later */
+	now += MS;
+	p = dup_data(&m, &re);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+	CHECK_EQ(h.offset, 0);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(m.nacked, 9);
+	CHECK_EQ(ps.p[0].lost, 1);	/* no telling which copy came */
+	/* the late first copy comes too: a duplicate, named in the answer */
+	p = dup_data(&m, &d[0]);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_DUP);
+	CHECK_EQ(r.dup, 1);
+	spurious = f.st.spurious;
+	h.offset = 1 + 5;		/* sent once: nothing */
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	h.offset = 1 + 9;		/* not sent yet */
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	h.offset = U32_MAX;		/* no such packet */
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(ps.p[0].lost, 1);
+	CHECK_EQ(f.st.spurious, spurious);
+	now += 10 * US;
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now + MS, &h, &a), 1);
+	CHECK_EQ(h.offset, 1);
+	CHECK_EQ(r.dup, 0);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(ps.p[0].lost, 0);
+	CHECK_EQ(ps.p[0].unlost, 1);
+	CHECK_EQ(f.st.spurious, spurious + 1);
+	/* named again: taken back once only */
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(ps.p[0].unlost, 1);
+	CHECK_EQ(f.st.spurious, spurious + 1);
+	CHECK_EQ(f.st.bad_acks, 0);
+	/* the last packet: done */
+	sdr_sr_tx_set_limit(&m, 1000);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &re), 1);
+	CHECK_EQ(re.idx, 9);
+	p = dup_data(&m, &re);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now + MS) & SDR_SR_RX_COMPLETE);
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now + MS, &h, &a), 1);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now + MS), SDR_SR_DONE);
+	free(mem);
+	free(rmem);
+}
+
 /* Receiver of an EC (4,2) message of 8 packets: two submessages. */
 struct ec_rx {
 	struct sdr_sr_flow f;
@@ -1526,6 +1657,7 @@ void test_sr(void)
 	TAP_RUN(test_sr_abort);
 	TAP_RUN(test_sr_ec_hold_capped);
 	TAP_RUN(test_sr_stream_pause);
+	TAP_RUN(test_sr_dup_takes_loss_back);
 	TAP_RUN(test_ec_nack_lost_tail);
 	TAP_RUN(test_ec_silent_tail_left_to_rto);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {
