@@ -172,7 +172,7 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
  * application discarded the message.
  */
 static void sdr_srk_rx_final(struct sdr_flow *flow, u8 policy, u32 seq,
-			     u32 flags, u32 ts, struct sdr_ctrlq *q)
+			     u32 flags, u32 ts, u32 dup, struct sdr_ctrlq *q)
 {
 	struct sdr_ctrl *c = sdr_ctrlq_add(flow, q, policy, seq);
 	struct sdr_ack ack;
@@ -180,7 +180,7 @@ static void sdr_srk_rx_final(struct sdr_flow *flow, u8 policy, u32 seq,
 	lockdep_assert_held(&flow->lock);
 	if (!c)
 		return;
-	sdr_sr_stale_ack(&c->hdr, &ack, flags, ts);
+	sdr_sr_stale_ack(&c->hdr, &ack, flags, ts, dup);
 	c->len = sdr_ack_encode(&ack, c->body);
 	flow->sr.st.acks_tx++;
 }
@@ -221,8 +221,10 @@ void sdr_srk_rx_unmatched(struct sdr_flow *flow,
 	    pkt->msg_seq - flow->rx_seq0 < flow->rx_next_post - flow->rx_seq0) {
 		flags = test_bit(pkt->msg_seq % SDR_RX_HIST, flow->rx_delivered) ?
 			SDR_ACK_F_COMPLETE : SDR_ACK_F_ABORT;
+		/* a delivered message's data packet came again: name it */
 		sdr_srk_rx_final(flow, pkt->policy, pkt->msg_seq, flags,
-				 pkt->ts, q);
+				 pkt->ts, pkt->flags & SDR_PKT_F_PARITY ? 0 :
+				 pkt->offset / flow->payload + 1, q);
 	}
 }
 
@@ -232,7 +234,8 @@ void sdr_srk_rx_abandon(struct sdr_flow *flow, u32 idx,
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 
-	sdr_srk_rx_final(flow, slot->ops->id, slot->seq, SDR_ACK_F_ABORT, 0, q);
+	sdr_srk_rx_final(flow, slot->ops->id, slot->seq, SDR_ACK_F_ABORT, 0, 0,
+			 q);
 }
 
 /* The SR message with sequence @seq among the flow's sends, or NULL. */
@@ -261,8 +264,16 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	if (pkt->type != SDR_PKT_ACK && pkt->type != SDR_PKT_NACK &&
 	    pkt->type != SDR_PKT_RNR)
 		return SDR_DROP_POLICY;
-	if (!msg)
-		return SDR_DROP_STALE;	/* finished already: a late copy */
+	if (!msg) {
+		/* finished already: a late copy, or one naming a duplicate */
+		if (pkt->type == SDR_PKT_ACK && pkt->offset) {
+			sdr_sr_flow_dup(&flow->sr, pkt->msg_seq, pkt->offset - 1);
+			if (flow->ad)
+				sdr_sr_flow_dup(flow->ad, pkt->msg_seq,
+						pkt->offset - 1);
+		}
+		return SDR_DROP_STALE;
+	}
 	/* an answer names its message's policy, which says whose state it is */
 	if (pkt->policy != msg->ops->id)
 		return SDR_DROP_POLICY;

@@ -304,6 +304,14 @@ static void sdr_sr_leave_flight(struct sdr_sr_flow *f, struct sdr_sr_tx *m)
 	f->inflight--;
 }
 
+/* 1 + the path a copy of packet @i was declared lost on, or 0. */
+static void sdr_sr_set_lpath(struct sdr_sr_tx *m, u32 i, u8 v)
+{
+	if (!m->lpath[i] != !v)
+		m->blamed += v ? 1 : -1;
+	m->lpath[i] = v;
+}
+
 /*
  * in flight -> lost; @blame: the path lost it (not the receiver, which
  * had no receive posted, nor a path that went down).
@@ -320,7 +328,52 @@ static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 		else
 			sdr_path_forget(f->paths, m->path[i], now);
 		/* an answer to this copy takes the loss back */
-		m->lpath[i] = blame ? m->path[i] + 1 : 0;
+		sdr_sr_set_lpath(m, i, blame ? (u8)(m->path[i] + 1) : 0);
+	}
+}
+
+/*
+ * A message done: remember its packets sent twice whose first copy still
+ * counts lost on a path, for a duplicate named after the end.
+ */
+static void sdr_sr_keep_blamed(struct sdr_sr_flow *f, struct sdr_sr_tx *m)
+{
+	struct sdr_sr_lrec *r;
+	u32 i, left = m->blamed;
+
+	for (i = 0; left && i < m->npkts; i++) {
+		if (!m->lpath[i])
+			continue;
+		left--;
+		if ((m->ntx[i] & SDR_SR_NTX_MASK) != 2)
+			continue;
+		r = &f->lrec[f->lrec_next++ % SDR_SR_LREC];
+		r->seq = m->seq;
+		r->idx = i;
+		r->lpath = m->lpath[i];
+	}
+}
+
+/*
+ * The receiver names packet @idx of message @seq, which this side
+ * finished, as one that came twice: a loss kept by sdr_sr_keep_blamed()
+ * is taken back, once.  Any other pair changes nothing.
+ */
+void sdr_sr_flow_dup(struct sdr_sr_flow *f, u32 seq, u32 idx)
+{
+	struct sdr_sr_lrec *r;
+	u32 i;
+
+	if (!f->paths)
+		return;
+	for (i = 0; i < SDR_SR_LREC; i++) {
+		r = &f->lrec[i];
+		if (!r->lpath || r->seq != seq || r->idx != idx)
+			continue;
+		f->st.spurious++;
+		sdr_path_unlost(f->paths, r->lpath - 1);
+		r->lpath = 0;
+		return;
 	}
 }
 
@@ -333,6 +386,8 @@ static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	if (f->paths)
 		for (i = m->flight.head; i != SDR_SR_NIL; i = m->next[i])
 			sdr_path_forget(f->paths, m->path[i], now);
+	if (f->paths && status == SDR_SR_DONE && !m->ec_k && m->blamed)
+		sdr_sr_keep_blamed(f, m);
 	f->inflight -= m->inflight;
 	m->inflight = 0;
 	m->status = status;
@@ -495,7 +550,7 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 	if (w == SDR_SR_W_LOST && m->lpath[i]) {
 		/* not resent yet: the copy declared lost was answered */
 		sdr_path_unlost(f->paths, m->lpath[i] - 1);
-		m->lpath[i] = 0;
+		sdr_sr_set_lpath(m, i, 0);
 	}
 	if (w == SDR_SR_W_FLIGHT) {
 		/*
@@ -508,7 +563,7 @@ static bool sdr_sr_ack_pkt(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 			sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
 			if (m->lpath[i])
 				sdr_path_unlost(f->paths, m->lpath[i] - 1);
-			m->lpath[i] = 0;
+			sdr_sr_set_lpath(m, i, 0);
 		}
 		sdr_sr_leave_flight(f, m);
 		if (f->paths)
@@ -914,7 +969,7 @@ static void sdr_sr_tx_dup(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i)
 	if (f->paths && m->lpath[i]) {
 		sdr_sr_spurious(f, m, m->ntx[i] & SDR_SR_NTX_RTO);
 		sdr_path_unlost(f->paths, m->lpath[i] - 1);
-		m->lpath[i] = 0;
+		sdr_sr_set_lpath(m, i, 0);
 	}
 }
 
@@ -925,8 +980,11 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	bool nack = hdr->type == SDR_PKT_NACK;
 	u32 n = m->npkts, progress = 0, i, b, end;
 
-	if (m->status)
+	if (m->status) {
+		if (hdr->offset)
+			sdr_sr_flow_dup(f, m->seq, hdr->offset - 1);
 		return m->status;
+	}
 	if (nack)
 		f->st.nacks_rx++;
 	else
@@ -1725,6 +1783,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, SDR_ACK_F_COMPLETE, ack,
 				sdr_sr_echo_ts(f, r, now_ns));
 		hdr->imm = r->lost;
+		sdr_sr_report_dup(r, hdr);
 		f->st.acks_tx++;
 		return 1;
 	}
@@ -1898,15 +1957,18 @@ int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
  * The final answer for a message whose receive already ended and was
  * recycled, while the sender is still resending: SDR_ACK_F_COMPLETE if it
  * was delivered (the sender missed that ACK), SDR_ACK_F_ABORT if the
- * application discarded it.
+ * application discarded it.  @dup: 1 + the data packet that came again
+ * (a COMPLETE's), or 0.
  */
 void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 flags,
-		      u32 ts)
+		      u32 ts, u32 dup)
 {
 	ack->cum = 0;
 	ack->base = 0;
 	ack->nbits = 0;
 	sdr_sr_ctrl_hdr(hdr, SDR_PKT_ACK, flags, ack, ts);
+	if (flags == SDR_ACK_F_COMPLETE)
+		hdr->offset = dup;
 }
 
 /*

@@ -125,6 +125,19 @@ struct sdr_sr_learn {
  * Per-flow state shared by every message of the flow: configuration, RTT
  * estimate, in-flight budget, pacing and counters.
  */
+/*
+ * A packet of a finished message that was sent twice, its first copy
+ * declared lost on a path: a duplicate the receiver names later takes
+ * the loss back (sdr_sr_flow_dup()).
+ */
+struct sdr_sr_lrec {
+	u32	seq;
+	u32	idx;
+	u8	lpath;		/* 1 + the path, 0: a free entry */
+};
+
+#define SDR_SR_LREC	64
+
 struct sdr_sr_flow {
 	struct sdr_sr_cfg	cfg;
 	struct sdr_rtt		rtt;
@@ -132,6 +145,8 @@ struct sdr_sr_flow {
 	struct sdr_sr_learn	ad;	/* ADAPTIVE only */
 	u32	inflight;	/* packets in flight over all messages */
 	u32	tx_seq;		/* packets sent, for ackreq_every */
+	struct sdr_sr_lrec lrec[SDR_SR_LREC];	/* the latest, a ring */
+	u32	lrec_next;
 	u64	pace_next_ns;	/* earliest time of the next packet */
 	u64	pace_fs1024;	/* wire time per byte: femtoseconds * 1.024 */
 	u64	pace_cfg_fs1024; /* ... as cfg.pace_bps sets it */
@@ -184,6 +199,7 @@ struct sdr_sr_tx {
 	u32	nacked;		/* packets acked */
 	u32	inflight;	/* this message's share of flow->inflight */
 	u32	rnr_count;	/* RNRs since the last progress */
+	u32	blamed;		/* packets whose lpath is set */
 	u32	silent_rtos;	/* timeouts while the peer is silent */
 	u8	probe;		/* probing: transmissions per round; 0: not */
 	u8	probe_left;	/* transmissions left in this round */
@@ -305,6 +321,7 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 		  const struct sdr_pkt *hdr, const struct sdr_ack *ack,
 		  u64 now_ns);
 int sdr_sr_tx_rnr(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns);
+void sdr_sr_flow_dup(struct sdr_sr_flow *f, u32 seq, u32 idx);
 int sdr_sr_tx_poll(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns);
 u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		       const struct sdr_sr_tx *m, u64 now_ns);
@@ -330,6 +347,6 @@ int sdr_sr_rx_decoded(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
 void sdr_sr_rx_undecodable(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 g,
 			   u64 now_ns);
 void sdr_sr_stale_ack(struct sdr_pkt *hdr, struct sdr_ack *ack, u32 flags,
-		      u32 ts);
+		      u32 ts, u32 dup);
 
 #endif /* SDR_SR_H */

@@ -191,13 +191,13 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 	/*
 	 * imm: a COMPLETE ACK's is the message's lost data packets, and
 	 * ADAPTIVE's other ACKs and NACKs carry the receiver's arrival gap;
-	 * offset: an ACK's or NACK's names a packet that came twice
+	 * offset: an ACK's (not an ABORT's) or NACK's names a packet that
+	 * came twice
 	 */
 	if (pkt->msg_len ||
 	    (pkt->offset && ((pkt->type != SDR_PKT_ACK &&
 			      pkt->type != SDR_PKT_NACK) ||
-			     (pkt->aux & (SDR_ACK_F_COMPLETE |
-					  SDR_ACK_F_ABORT)))) ||
+			     (pkt->aux & SDR_ACK_F_ABORT))) ||
 	    (pkt->imm && !(pkt->type == SDR_PKT_ACK &&
 			   (pkt->aux & SDR_ACK_F_COMPLETE)) &&
 	     !(pkt->policy == SDR_WIRE_POLICY_ADAPTIVE &&

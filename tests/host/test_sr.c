@@ -415,6 +415,9 @@ static void tx_recv(struct world *w, const u8 *buf, u32 len)
 	}
 	m = &w->tm[p.msg_seq];
 	if (m->state != 1) {
+		/* as the kernel does: a late answer may name a duplicate */
+		if (m->state == 2 && p.type == SDR_PKT_ACK && p.offset)
+			sdr_sr_flow_dup(&w->fs, p.msg_seq, p.offset - 1);
 		w->drops[SDR_DROP_STALE]++;
 		return;
 	}
@@ -577,7 +580,9 @@ static void rx_recv(struct world *w, const u8 *buf, u32 len)
 		w->drops[SDR_DROP_STALE]++;
 		if (p.flags & SDR_PKT_F_ACKREQ || w->now - r->last_stale_ns > 50 * US) {
 			r->last_stale_ns = w->now;
-			sdr_sr_stale_ack(&hdr, &ack, SDR_ACK_F_COMPLETE, p.ts);
+			sdr_sr_stale_ack(&hdr, &ack, SDR_ACK_F_COMPLETE, p.ts,
+					 p.flags & SDR_PKT_F_PARITY ? 0 :
+					 p.offset / PAY + 1);
 			send_ctrl(w, &hdr, &ack, p.msg_seq);
 		}
 		return;
@@ -1528,6 +1533,102 @@ static void test_sr_dup_takes_loss_back(void)
 	free(rmem);
 }
 
+/*
+ * The late first copy of a message's last packet comes after its resend
+ * completed the message: the COMPLETE answer names it (or, the receive
+ * recycled, the stale answer does), and the finished message's loss on
+ * path 0 is taken back, once.
+ */
+static void test_sr_dup_after_done(void)
+{
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_path_cfg pc;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_sr_txd d[2], re;
+	struct sdr_pkt h, p;
+	struct sdr_ack a;
+	u64 now = 1000 * MS;
+	void *mem = malloc(sdr_sr_tx_size(200, 100));
+	void *rmem = malloc(sdr_sr_rx_size(200, 100));
+	u32 round;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	cfg.ack_every = 1;
+	sdr_sr_flow_init(&f, &cfg);
+	sdr_path_cfg_default(&pc);
+	CHECK_EQ(sdr_paths_init(&ps, 2, &pc), 0);
+	sdr_sr_flow_set_paths(&f, &ps);
+	for (round = 0; round < 2; round++) {
+		sdr_sr_flow_init(&fr, &cfg);
+		sdr_sr_rx_init(&fr, &r, 200, rmem);
+		CHECK_EQ(sdr_sr_tx_init(&f, &m, 7 + round, 200, mem, now), 0);
+		sdr_sr_tx_set_limit(&m, 100);
+		CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d[0]), 1);
+		now += 100 * US;
+		sdr_sr_tx_set_limit(&m, 200);
+		CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d[1]), 1);
+		CHECK_EQ(d[0].path, 0);
+		CHECK_EQ(d[1].path, 1);
+		/* packet 1 arrives and is answered; 0 is late */
+		now += MS;
+		p = dup_data(&m, &d[1]);
+		p.msg_len = 200;
+		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+		CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+		h.msg_seq = m.seq;
+		CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+		now = sdr_sr_tx_deadline(&f, &m, now);
+		CHECK_EQ(sdr_sr_tx_poll(&f, &m, now), 0);
+		CHECK_EQ(ps.p[0].lost, 1);
+		CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &re), 1);
+		CHECK_EQ(re.idx, 0);
+		/* the resend completes the message at both ends */
+		now += MS;
+		p = dup_data(&m, &re);
+		p.msg_len = 200;
+		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_COMPLETE);
+		CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+		CHECK_EQ(h.offset, 0);
+		h.msg_seq = m.seq;
+		CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), SDR_SR_DONE);
+		CHECK_EQ(ps.p[0].lost, 1);
+		/* then the late first copy */
+		p = dup_data(&m, &d[0]);
+		p.msg_len = 200;
+		p.flags |= SDR_PKT_F_ACKREQ;
+		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_DUP);
+		if (round == 0) {
+			/* the receive is still there: its COMPLETE names it */
+			CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+			CHECK_EQ(h.aux, SDR_ACK_F_COMPLETE);
+			CHECK_EQ(h.offset, 1);
+			h.msg_seq = m.seq;
+			CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), SDR_SR_DONE);
+		} else {
+			/* recycled: the stale answer names it; the message is gone */
+			sdr_sr_stale_ack(&h, &a, SDR_ACK_F_COMPLETE, p.ts, 1);
+			CHECK_EQ(h.offset, 1);
+			sdr_sr_flow_dup(&f, m.seq + 1, 0);	/* no such message */
+			sdr_sr_flow_dup(&f, m.seq, 1);		/* sent once */
+			CHECK_EQ(ps.p[0].lost, 1);
+			sdr_sr_flow_dup(&f, m.seq, h.offset - 1);
+		}
+		CHECK_EQ(ps.p[0].lost, 0);
+		CHECK_EQ(ps.p[0].unlost, round + 1);
+		/* named again: nothing more */
+		sdr_sr_flow_dup(&f, m.seq, 0);
+		CHECK_EQ(ps.p[0].unlost, round + 1);
+		sdr_sr_stale_ack(&h, &a, SDR_ACK_F_ABORT, 0, 1);
+		CHECK_EQ(h.offset, 0);
+	}
+	free(mem);
+	free(rmem);
+}
+
 /* Receiver of an EC (4,2) message of 8 packets: two submessages. */
 struct ec_rx {
 	struct sdr_sr_flow f;
@@ -1658,6 +1759,7 @@ void test_sr(void)
 	TAP_RUN(test_sr_ec_hold_capped);
 	TAP_RUN(test_sr_stream_pause);
 	TAP_RUN(test_sr_dup_takes_loss_back);
+	TAP_RUN(test_sr_dup_after_done);
 	TAP_RUN(test_ec_nack_lost_tail);
 	TAP_RUN(test_ec_silent_tail_left_to_rto);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {

@@ -278,12 +278,12 @@ static void test_wire_reject(void)
 	       p.imm = 7, 0);
 	REJECT(ACK12(SDR_PKT_ACK); p.policy = SDR_WIRE_POLICY_EC;
 	       p.aux = SDR_ACK_F_COMPLETE; p.imm = U32_MAX, 0);
-	/* offset: 1 + a packet that came twice, on ACKs and NACKs only */
+	/* offset: 1 + a packet that came twice, on ACKs (not ABORT) and NACKs */
 	REJECT(ACK12(SDR_PKT_ACK); p.imm = 0; p.offset = 5, 0);
 	CHECK_EQ(q.offset, 5);
 	REJECT(ACK12(SDR_PKT_NACK); p.imm = 0; p.offset = U32_MAX, 0);
 	REJECT(ACK12(SDR_PKT_ACK); p.imm = 0; p.aux = SDR_ACK_F_COMPLETE;
-	       p.offset = 5, SDR_DROP_RESERVED);
+	       p.offset = 5, 0);
 	REJECT(ACK12(SDR_PKT_ACK); p.imm = 0; p.aux = SDR_ACK_F_ABORT;
 	       p.offset = 5, SDR_DROP_RESERVED);
 	REJECT(ACK12(SDR_PKT_RNR); p.imm = 0; p.payload_len = 0;
