@@ -207,6 +207,44 @@ int sdr_recv_complete(struct sdr_recv *h);
 int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
 		     void *remote, size_t len, int timeout_ms, int *sock);
 
+/*
+ * (since 1.4) Connecting a flow through rdma_cm, as RDMA applications do:
+ * the peer named by IP address (or host name) and port.  rdma_cm
+ * resolves the device the route to the peer takes, and the endpoints
+ * travel in the private data of its UD exchange (RDMA_PS_UDP: a SIDR
+ * request and reply), no TCP connection needed.
+ *
+ * Client: sdr_cm_resolve() (src: the local address to go from, or NULL)
+ * resolves address and route; open sdr_cm_device(cm) with sdr_open(),
+ * create the flow there, and sdr_cm_connect() sends its endpoint and
+ * connects it to the one the server answers.
+ *
+ * Server: sdr_cm_listen() (addr NULL: every address); each
+ * sdr_cm_get_request() hands over one peer's request (-EPROTO: a request
+ * that carried no sdr endpoint came and was rejected; listen on);
+ * sdr_cm_device(req) names the device it came in on: open it, create the
+ * flow, and sdr_cm_accept() connects the flow and answers with its
+ * endpoint, or sdr_cm_reject() refuses.
+ *
+ * The flow must be on the device named (else -EXDEV).  Errors: -errno,
+ * -ETIMEDOUT (timeout_ms passed; < 0 waits forever), -ECONNREFUSED (the
+ * server rejected), -EHOSTUNREACH, -EPROTO (the peer's answer is no sdr
+ * endpoint), or the connect's (sdr_flow_connect_paths()).  Destroy every
+ * handle with sdr_cm_destroy(), a request's before its listener's.
+ */
+struct sdr_cm;
+int sdr_cm_resolve(const char *src, const char *dst, uint16_t port,
+		   int timeout_ms, struct sdr_cm **cm);
+int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms);
+int sdr_cm_listen(const char *addr, uint16_t port, struct sdr_cm **cm);
+int sdr_cm_get_request(struct sdr_cm *listener, int timeout_ms,
+		       struct sdr_cm **req);
+int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow);
+int sdr_cm_reject(struct sdr_cm *req);
+/* The local device's name (sdr_open()), or NULL and errno EINVAL. */
+const char *sdr_cm_device(const struct sdr_cm *cm);
+void sdr_cm_destroy(struct sdr_cm *cm);
+
 /* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */
 const char *sdr_status_str(uint32_t status);
 const char *sdr_policy_str(uint32_t policy);

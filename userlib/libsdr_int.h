@@ -11,7 +11,9 @@
  *
  * Beside them, calling only libsdr_sys.c: libsdr_send.c (posting sends),
  * libsdr_recv.c (posting receives, reading their state in place) and
- * libsdr_xchg.c (endpoint exchange over TCP).  libsdr_names.c (names of
+ * libsdr_xchg.c (endpoint exchange over TCP).  libsdr_cm.c (connecting
+ * through rdma_cm) calls libsdr_flow.c, libsdr_ctx.c (sdr_ctx_query) and
+ * libsdr_sys.c.  libsdr_names.c (names of
  * the uapi constants) calls nothing.  libsdr_sys.h and libsdr_ring.h
  * declare what their file offers the files above; the rest is libsdr.h.
  */

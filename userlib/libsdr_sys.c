@@ -32,3 +32,20 @@ int64_t sdr__now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int64_t sdr__deadline(int timeout_ms)
+{
+	return timeout_ms < 0 ? -1 : sdr__now_ms() + timeout_ms;
+}
+
+int sdr__left_ms(int64_t deadline)
+{
+	int64_t l;
+
+	if (deadline < 0)
+		return -1;
+	l = deadline - sdr__now_ms();
+	if (l < 0)
+		return 0;
+	return l > 1000000000 ? 1000000000 : (int)l;
+}

@@ -21,25 +21,13 @@
 
 #define XCHG_MAGIC	0x58524453u	/* "SDRX" */
 
-static int left_ms(int64_t deadline)
-{
-	int64_t l;
-
-	if (deadline < 0)
-		return -1;
-	l = deadline - sdr__now_ms();
-	if (l < 0)
-		return 0;
-	return l > 1000000000 ? 1000000000 : (int)l;
-}
-
 static int wait_fd(int fd, short ev, int64_t deadline)
 {
 	struct pollfd p = { .fd = fd, .events = ev };
 	int ret;
 
 	do {
-		ret = poll(&p, 1, left_ms(deadline));
+		ret = poll(&p, 1, sdr__left_ms(deadline));
 	} while (ret < 0 && errno == EINTR);
 	if (ret < 0)
 		return -errno;
@@ -149,7 +137,7 @@ static int tcp_connect(const char *host, uint16_t port, int64_t deadline)
 int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
 		     void *remote, size_t len, int timeout_ms, int *sock)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : sdr__now_ms() + timeout_ms;
+	int64_t deadline = sdr__deadline(timeout_ms);
 	uint32_t hdr[2], peer[2];
 	int fd, one = 1, ret;
 

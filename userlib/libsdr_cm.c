@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * libsdr_cm: connecting flows through rdma_cm (librdmacm), as RDMA
+ * applications do.  The peer is named by IP address and port; rdma_cm
+ * resolves the local device (so the GID) the route to it takes, and each
+ * side's endpoint travels in the private data of rdma_cm's UD exchange
+ * (RDMA_PS_UDP: a SIDR request and its reply), so no TCP connection is
+ * needed.  Calls libsdr_flow.c (the endpoint, the connect) and
+ * libsdr_sys.c (the clock).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "libsdr.h"
+#include "libsdr_int.h"
+#include "libsdr_sys.h"
+
+#define CM_MAGIC	0x43524453u	/* "SDRC" */
+#define CM_VERSION	1u
+
+/*
+ * The private data each side sends: 124 bytes, under the 136 a SIDR
+ * reply carries (and the 180 rdma_cm leaves of a SIDR request).  Host
+ * byte order, as struct sdr_endpoint is: the kernel checks the endpoint.
+ */
+struct cm_blob {
+	uint32_t magic;
+	uint32_t version;
+	struct sdr_endpoint ep;
+	struct sdr_ep_paths paths;
+};
+
+_Static_assert(sizeof(struct cm_blob) <= 136, "a SIDR reply's private data");
+
+struct sdr_cm {
+	struct rdma_event_channel *ch;	/* NULL: a request's, the listener's */
+	struct rdma_cm_id *id;
+	bool listener;
+	bool request;			/* from sdr_cm_get_request() */
+	bool resolved;			/* sdr_cm_resolve() done */
+	bool answered;			/* accepted, rejected or connected */
+	struct cm_blob peer;		/* a request's */
+	char dev[SDR_DEVNAME_LEN];
+};
+
+/* The next event on @ch before @deadline (ms, < 0: none), or -errno. */
+static int cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
+			 struct rdma_cm_event **ev)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	int ret;
+
+	for (;;) {
+		if (!rdma_get_cm_event(ch, ev))
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		ret = poll(&p, 1, sdr__left_ms(deadline));
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (!ret)
+			return -ETIMEDOUT;
+	}
+}
+
+/*
+ * Wait for event @want on cm's own id; an error event gives the errno
+ * that says why.  Acks every event it takes but a wanted one, which the
+ * caller acks.
+ */
+static int cm_wait(struct sdr_cm *cm, enum rdma_cm_event_type want,
+		   int64_t deadline, struct rdma_cm_event **out)
+{
+	struct rdma_cm_event *ev;
+	int ret, status;
+
+	for (;;) {
+		ret = cm_next_event(cm->ch, deadline, &ev);
+		if (ret)
+			return ret;
+		if (ev->event == want && !ev->status) {
+			*out = ev;
+			return 0;
+		}
+		status = ev->status;
+		switch (ev->event) {
+		case RDMA_CM_EVENT_ADDR_ERROR:
+		case RDMA_CM_EVENT_ROUTE_ERROR:
+			ret = status < 0 ? status : -EHOSTUNREACH;
+			break;
+		case RDMA_CM_EVENT_UNREACHABLE:
+			/* a SIDR reply's status > 0: the peer rejected it */
+			ret = status == -ETIMEDOUT ? -ETIMEDOUT :
+			      status > 0 ? -ECONNREFUSED : -EHOSTUNREACH;
+			break;
+		case RDMA_CM_EVENT_REJECTED:
+			ret = -ECONNREFUSED;
+			break;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			ret = -ENODEV;
+			break;
+		case RDMA_CM_EVENT_ADDR_CHANGE:
+			ret = -ENETRESET;
+			break;
+		default:
+			/* another id's, or nothing to act on: not this wait's */
+			ret = ev->event == want ? -EPROTO : 0;
+			break;
+		}
+		rdma_ack_cm_event(ev);
+		if (ret)
+			return ret;
+	}
+}
+
+static int cm_new(bool with_channel, struct sdr_cm **out)
+{
+	struct sdr_cm *cm = calloc(1, sizeof(*cm));
+	int flags, ret;
+
+	if (!cm)
+		return -ENOMEM;
+	if (with_channel) {
+		cm->ch = rdma_create_event_channel();
+		if (!cm->ch)
+			goto err;
+		flags = fcntl(cm->ch->fd, F_GETFL);
+		if (flags < 0 ||
+		    fcntl(cm->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+		    rdma_create_id(cm->ch, &cm->id, cm, RDMA_PS_UDP))
+			goto err;
+	}
+	*out = cm;
+	return 0;
+err:
+	ret = errno ? -errno : -ENOMEM;
+	if (cm->ch)
+		rdma_destroy_event_channel(cm->ch);
+	free(cm);
+	return ret;
+}
+
+/* An IPv4 or IPv6 address (a name resolves to its first) and a port. */
+static int cm_addr(const char *host, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_DGRAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char serv[8];
+	int ret;
+
+	if (!host) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		memset(ss, 0, sizeof(*ss));
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_any;
+		a->sin6_port = htons(port);
+		return 0;
+	}
+	snprintf(serv, sizeof(serv), "%u", port);
+	ret = getaddrinfo(host, serv, &hints, &ai);
+	if (ret)
+		return ret == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+	if (ai->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(ai);
+		return -EAFNOSUPPORT;
+	}
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static void cm_set_dev(struct sdr_cm *cm)
+{
+	const char *name = cm->id && cm->id->verbs ?
+			   ibv_get_device_name(cm->id->verbs->device) : NULL;
+
+	snprintf(cm->dev, sizeof(cm->dev), "%s", name ? name : "");
+}
+
+int sdr_cm_listen(const char *addr, uint16_t port, struct sdr_cm **out)
+{
+	struct sockaddr_storage ss;
+	struct sdr_cm *cm;
+	int ret;
+
+	if (!out || !port)
+		return -EINVAL;
+	ret = cm_addr(addr, port, &ss);
+	if (ret)
+		return ret;
+	ret = cm_new(true, &cm);
+	if (ret)
+		return ret;
+	if (rdma_bind_addr(cm->id, (struct sockaddr *)&ss) ||
+	    rdma_listen(cm->id, 16)) {
+		ret = -errno;
+		sdr_cm_destroy(cm);
+		return ret;
+	}
+	cm->listener = true;
+	*out = cm;
+	return 0;
+}
+
+/*
+ * A peer's request whose private data is no sdr endpoint (too short, the
+ * wrong magic or version) is rejected and reported (-EPROTO); the
+ * listener goes on listening.
+ */
+int sdr_cm_get_request(struct sdr_cm *lcm, int timeout_ms,
+		       struct sdr_cm **out)
+{
+	int64_t deadline = sdr__deadline(timeout_ms);
+	struct rdma_cm_event *ev;
+	struct sdr_cm *req;
+	int ret;
+
+	if (!lcm || !out || !lcm->listener)
+		return -EINVAL;
+	for (;;) {
+		ret = cm_next_event(lcm->ch, deadline, &ev);
+		if (ret)
+			return ret;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			break;
+		ret = ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL &&
+		      ev->id == lcm->id ? -ENODEV : 0;
+		rdma_ack_cm_event(ev);
+		if (ret)
+			return ret;
+	}
+	ret = cm_new(false, &req);
+	if (ret) {
+		rdma_reject(ev->id, NULL, 0);
+		rdma_destroy_id(ev->id);
+		rdma_ack_cm_event(ev);
+		return ret;
+	}
+	req->id = ev->id;
+	req->id->context = req;
+	req->request = true;
+	if (ev->param.ud.private_data_len >= sizeof(req->peer) &&
+	    ev->param.ud.private_data)
+		memcpy(&req->peer, ev->param.ud.private_data,
+		       sizeof(req->peer));
+	rdma_ack_cm_event(ev);
+	if (req->peer.magic != CM_MAGIC || req->peer.version != CM_VERSION) {
+		sdr_cm_reject(req);
+		sdr_cm_destroy(req);
+		return -EPROTO;
+	}
+	cm_set_dev(req);
+	*out = req;
+	return 0;
+}
+
+int sdr_cm_resolve(const char *src, const char *dst, uint16_t port,
+		   int timeout_ms, struct sdr_cm **out)
+{
+	int64_t deadline = sdr__deadline(timeout_ms);
+	int step = timeout_ms < 0 ? 2000 : timeout_ms > 0 ? timeout_ms : 1;
+	struct sockaddr_storage s, d;
+	struct rdma_cm_event *ev;
+	struct sdr_cm *cm;
+	int ret;
+
+	if (!dst || !out || !port)
+		return -EINVAL;
+	ret = cm_addr(dst, port, &d);
+	if (!ret && src)
+		ret = cm_addr(src, 0, &s);
+	if (ret)
+		return ret;
+	ret = cm_new(true, &cm);
+	if (ret)
+		return ret;
+	if (rdma_resolve_addr(cm->id, src ? (struct sockaddr *)&s : NULL,
+			      (struct sockaddr *)&d, step)) {
+		ret = -errno;
+		goto err;
+	}
+	ret = cm_wait(cm, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
+	if (ret)
+		goto err;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(cm->id, step)) {
+		ret = -errno;
+		goto err;
+	}
+	ret = cm_wait(cm, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev);
+	if (ret)
+		goto err;
+	rdma_ack_cm_event(ev);
+	cm->resolved = true;
+	cm_set_dev(cm);
+	*out = cm;
+	return 0;
+err:
+	sdr_cm_destroy(cm);
+	return ret;
+}
+
+const char *sdr_cm_device(const struct sdr_cm *cm)
+{
+	if (!cm || (!cm->resolved && !cm->request)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return cm->dev;
+}
+
+/* @flow is on the device the route takes, and its blob. */
+static int cm_flow_blob(const struct sdr_cm *cm, const struct sdr_flow *flow,
+			struct cm_blob *b)
+{
+	struct sdr_ctx_info info;
+	int ret = sdr_ctx_query(sdr_flow_ctx(flow), &info);
+
+	if (ret)
+		return ret;
+	if (strncmp(info.ibdev, cm->dev, sizeof(info.ibdev)))
+		return -EXDEV;
+	memset(b, 0, sizeof(*b));
+	b->magic = CM_MAGIC;
+	b->version = CM_VERSION;
+	ret = sdr_flow_endpoint(flow, &b->ep);
+	if (!ret)
+		ret = sdr_flow_paths(flow, &b->paths);
+	return ret;
+}
+
+int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
+{
+	int64_t deadline = sdr__deadline(timeout_ms);
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct cm_blob mine, theirs;
+	int ret;
+
+	if (!cm || !flow || !cm->resolved || cm->answered)
+		return -EINVAL;
+	ret = cm_flow_blob(cm, flow, &mine);
+	if (ret)
+		return ret;
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = &mine;
+	cp.private_data_len = sizeof(mine);
+	cp.qp_num = mine.ep.qpn;
+	if (rdma_connect(cm->id, &cp))
+		return -errno;
+	cm->answered = true;
+	ret = cm_wait(cm, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
+	if (ret)
+		return ret;
+	memset(&theirs, 0, sizeof(theirs));
+	if (ev->param.ud.private_data &&
+	    ev->param.ud.private_data_len >= sizeof(theirs))
+		memcpy(&theirs, ev->param.ud.private_data, sizeof(theirs));
+	rdma_ack_cm_event(ev);
+	if (theirs.magic != CM_MAGIC || theirs.version != CM_VERSION)
+		return -EPROTO;
+	return sdr_flow_connect_paths(flow, &theirs.ep, &theirs.paths);
+}
+
+int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
+{
+	struct rdma_conn_param cp;
+	struct cm_blob mine;
+	int ret;
+
+	if (!req || !flow || !req->request || req->answered)
+		return -EINVAL;
+	ret = cm_flow_blob(req, flow, &mine);
+	if (!ret)
+		ret = sdr_flow_connect_paths(flow, &req->peer.ep,
+					     &req->peer.paths);
+	if (ret) {
+		sdr_cm_reject(req);
+		return ret;
+	}
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = &mine;
+	cp.private_data_len = sizeof(mine);
+	cp.qp_num = mine.ep.qpn;
+	req->answered = true;
+	if (rdma_accept(req->id, &cp))
+		return -errno;
+	return 0;
+}
+
+int sdr_cm_reject(struct sdr_cm *req)
+{
+	if (!req || !req->request || req->answered)
+		return -EINVAL;
+	req->answered = true;
+	return rdma_reject(req->id, NULL, 0) ? -errno : 0;
+}
+
+void sdr_cm_destroy(struct sdr_cm *cm)
+{
+	if (!cm)
+		return;
+	if (cm->id)
+		rdma_destroy_id(cm->id);
+	if (cm->ch)
+		rdma_destroy_event_channel(cm->ch);
+	free(cm);
+}
