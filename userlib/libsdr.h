@@ -224,7 +224,7 @@ int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
  * that carried no sdr endpoint came and was rejected; listen on);
  * sdr_cm_device(req) names the device it came in on: open it, create the
  * flow, and sdr_cm_accept() connects the flow and answers with its
- * endpoint, or sdr_cm_reject() refuses.
+ * endpoint (failing, it rejects the request), or sdr_cm_reject() refuses.
  *
  * The flow must be on the device named (else -EXDEV).  Errors: -errno,
  * -ETIMEDOUT (timeout_ms passed; < 0 waits forever), -ECONNREFUSED (the
