@@ -1402,6 +1402,25 @@ static void test_sr_stream_pause(void)
 	free(mem);
 }
 
+/*
+ * A sender over two paths and its receiver, 100-byte payloads, an ACK
+ * for every packet (@cfg is theirs).
+ */
+static void dup_flows(struct sdr_sr_cfg *cfg, struct sdr_sr_flow *f,
+		      struct sdr_sr_flow *fr, struct sdr_paths *ps)
+{
+	struct sdr_path_cfg pc;
+
+	sdr_sr_cfg_default(cfg);
+	cfg->pay = 100;
+	cfg->ack_every = 1;
+	sdr_sr_flow_init(f, cfg);
+	sdr_sr_flow_init(fr, cfg);
+	sdr_path_cfg_default(&pc);
+	CHECK_EQ(sdr_paths_init(ps, 2, &pc), 0);
+	sdr_sr_flow_set_paths(f, ps);
+}
+
 /* a data packet the sender handed out, as the receiver takes it */
 static struct sdr_pkt dup_data(const struct sdr_sr_tx *m,
 			       const struct sdr_sr_txd *d)
@@ -1409,7 +1428,7 @@ static struct sdr_pkt dup_data(const struct sdr_sr_tx *m,
 	struct sdr_pkt p = {
 		.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
 		.flags = d->flags, .payload_len = (u16)d->len,
-		.msg_seq = m->seq, .msg_len = 1000, .offset = d->offset,
+		.msg_seq = m->seq, .msg_len = m->msg_len, .offset = d->offset,
 		.ts = d->ts,
 	};
 
@@ -1429,7 +1448,6 @@ static void test_sr_dup_takes_loss_back(void)
 	struct sdr_sr_flow f, fr;
 	struct sdr_sr_cfg cfg;
 	struct sdr_paths ps;
-	struct sdr_path_cfg pc;
 	struct sdr_sr_tx m;
 	struct sdr_sr_rx r;
 	struct sdr_sr_txd d[10], re;
@@ -1441,14 +1459,7 @@ static void test_sr_dup_takes_loss_back(void)
 	u32 i, n = 0, retx = 0;
 	u64 spurious;
 
-	sdr_sr_cfg_default(&cfg);
-	cfg.pay = 100;
-	cfg.ack_every = 1;
-	sdr_sr_flow_init(&f, &cfg);
-	sdr_sr_flow_init(&fr, &cfg);
-	sdr_path_cfg_default(&pc);
-	CHECK_EQ(sdr_paths_init(&ps, 2, &pc), 0);
-	sdr_sr_flow_set_paths(&f, &ps);
+	dup_flows(&cfg, &f, &fr, &ps);
 	CHECK_EQ(sdr_sr_tx_init(&f, &m, 3, 1000, mem, now), 0);
 	sdr_sr_rx_init(&fr, &r, 1000, rmem);
 	/* packets 0..8 (9 is not ready yet, so the message stays open) */
@@ -1544,7 +1555,6 @@ static void test_sr_dup_after_done(void)
 	struct sdr_sr_flow f, fr;
 	struct sdr_sr_cfg cfg;
 	struct sdr_paths ps;
-	struct sdr_path_cfg pc;
 	struct sdr_sr_tx m;
 	struct sdr_sr_rx r;
 	struct sdr_sr_txd d[2], re;
@@ -1555,13 +1565,7 @@ static void test_sr_dup_after_done(void)
 	void *rmem = malloc(sdr_sr_rx_size(200, 100));
 	u32 round;
 
-	sdr_sr_cfg_default(&cfg);
-	cfg.pay = 100;
-	cfg.ack_every = 1;
-	sdr_sr_flow_init(&f, &cfg);
-	sdr_path_cfg_default(&pc);
-	CHECK_EQ(sdr_paths_init(&ps, 2, &pc), 0);
-	sdr_sr_flow_set_paths(&f, &ps);
+	dup_flows(&cfg, &f, &fr, &ps);
 	for (round = 0; round < 2; round++) {
 		sdr_sr_flow_init(&fr, &cfg);
 		sdr_sr_rx_init(&fr, &r, 200, rmem);
@@ -1576,7 +1580,6 @@ static void test_sr_dup_after_done(void)
 		/* packet 1 arrives and is answered; 0 is late */
 		now += MS;
 		p = dup_data(&m, &d[1]);
-		p.msg_len = 200;
 		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
 		CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
 		h.msg_seq = m.seq;
@@ -1589,7 +1592,6 @@ static void test_sr_dup_after_done(void)
 		/* the resend completes the message at both ends */
 		now += MS;
 		p = dup_data(&m, &re);
-		p.msg_len = 200;
 		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_COMPLETE);
 		CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
 		CHECK_EQ(h.offset, 0);
@@ -1598,7 +1600,6 @@ static void test_sr_dup_after_done(void)
 		CHECK_EQ(ps.p[0].lost, 1);
 		/* then the late first copy */
 		p = dup_data(&m, &d[0]);
-		p.msg_len = 200;
 		p.flags |= SDR_PKT_F_ACKREQ;
 		CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_DUP);
 		if (round == 0) {
