@@ -13,6 +13,12 @@ void sdr_path_cfg_default(struct sdr_path_cfg *cfg)
 	cfg->alpha_pct = 25;
 }
 
+/* Every path of @ps, as a mask. */
+static u32 sdr_path_all(const struct sdr_paths *ps)
+{
+	return (u32)(BIT(ps->n) - 1);
+}
+
 int sdr_paths_init(struct sdr_paths *ps, u32 n, const struct sdr_path_cfg *cfg)
 {
 	memset(ps, 0, sizeof(*ps));
@@ -21,6 +27,7 @@ int sdr_paths_init(struct sdr_paths *ps, u32 n, const struct sdr_path_cfg *cfg)
 		return -EINVAL;
 	ps->cfg = *cfg;
 	ps->n = n;
+	ps->allow = sdr_path_all(ps);
 	/* no floor nor cap of its own: the flow's RTO is the floor */
 	for (n = 0; n < ps->n; n++)
 		sdr_rtt_init(&ps->p[n].rtt, 0, 0, U64_MAX, cfg->alpha_pct);
@@ -124,23 +131,45 @@ static void sdr_path_tests_start(struct sdr_paths *ps, u64 now)
 	}
 }
 
+/* Path @i may be picked now (ps->allow). */
+static bool sdr_path_allowed(const struct sdr_paths *ps, u32 i)
+{
+	return ps->allow & BIT(i);
+}
+
+/* Usable (up) paths among those allowed. */
+static u32 sdr_path_usable_allowed(const struct sdr_paths *ps)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < ps->n; i++)
+		n += ps->p[i].state == SDR_PATH_UP && sdr_path_allowed(ps, i);
+	return n;
+}
+
 /*
- * The usable path with the fewest packets in flight, @avoid only if it
- * is the only one; ties go round robin.  With none usable, the drained
- * path that lost least; with every path down, path 0 (its packets are
- * lost and time out: the flow cannot send).
+ * The allowed usable path with the fewest packets in flight, @avoid only
+ * if it is the only one; ties go round robin.  With none usable, the
+ * allowed drained path that lost least; with every allowed path down,
+ * the first allowed one (its packets are lost and time out: the flow
+ * cannot send there; sdr_path_can_send() says so first).
  */
 static u32 sdr_path_best(const struct sdr_paths *ps, u32 avoid)
 {
-	u32 i, j, best = U32_MAX, alt = U32_MAX;
+	u32 i, j, best = U32_MAX, alt = U32_MAX, first = U32_MAX;
+	u32 usable = sdr_path_usable_allowed(ps);
 
 	for (j = 0; j < ps->n; j++) {
 		const struct sdr_path *p;
 
 		i = (ps->rr + j) % ps->n;
 		p = &ps->p[i];
+		if (!sdr_path_allowed(ps, i))
+			continue;
+		if (first == U32_MAX || i < first)
+			first = i;
 		if (p->state == SDR_PATH_UP) {
-			if (i == avoid && sdr_path_usable(ps) > 1)
+			if (i == avoid && usable > 1)
 				continue;
 			if (best == U32_MAX || p->inflight < ps->p[best].inflight)
 				best = i;
@@ -152,7 +181,64 @@ static u32 sdr_path_best(const struct sdr_paths *ps, u32 avoid)
 	}
 	if (best != U32_MAX)
 		return best;
-	return alt != U32_MAX ? alt : 0;
+	if (alt != U32_MAX)
+		return alt;
+	return first != U32_MAX ? first : 0;
+}
+
+/*
+ * Narrow the picks to the paths of @mask (bit i: path i; bits past the
+ * flow's paths are ignored, and a mask with none of them allows all).
+ */
+void sdr_path_allow(struct sdr_paths *ps, u32 mask)
+{
+	u32 all = sdr_path_all(ps);
+
+	ps->allow = mask & all ? mask & all : all;
+}
+
+/*
+ * Whether a pick now would be worth a packet: an allowed path runs a
+ * test train (which takes packets before any other caller's), or is up
+ * and not far more loaded than the flow's least loaded path; or no path
+ * at all is up and an allowed one is drained (the flow's fallback).  A
+ * caller allowed only paths that are drained or down while others are up
+ * sends nothing: the others' callers will.  With every path allowed it is always worth it (sdr_path_best()
+ * falls back as far as path 0).
+ */
+bool sdr_path_can_send(struct sdr_paths *ps, u64 now_ns)
+{
+	u32 i, min_all = U32_MAX, min_ok = U32_MAX;
+	bool drained = false;
+
+	/* all allowed: as before, the best path even if every one is down */
+	if (ps->allow == sdr_path_all(ps))
+		return true;
+	/* a drained path's test train may be due: it takes packets */
+	sdr_path_tests_start(ps, now_ns);
+	for (i = 0; i < ps->n; i++) {
+		const struct sdr_path *p = &ps->p[i];
+		bool ok = sdr_path_allowed(ps, i);
+
+		if (p->state == SDR_PATH_UP) {
+			min_all = min(min_all, p->inflight);
+			if (ok)
+				min_ok = min(min_ok, p->inflight);
+		} else if (p->state == SDR_PATH_DRAINED) {
+			/* a test train takes new packets before anyone */
+			if (p->testing && p->train_left)
+				return ok;
+			drained |= ok;
+		}
+	}
+	if (min_all == U32_MAX)		/* none up: the fallback */
+		return drained;
+	/*
+	 * The flow's packets go to the paths with the fewest in flight:
+	 * this caller's best may run ahead of the flow's best by a little
+	 * (callers take turns), not fill the window alone.
+	 */
+	return min_ok != U32_MAX && min_ok <= min_all + SDR_PATH_RAIL_SLACK;
 }
 
 /*
@@ -172,7 +258,8 @@ u32 sdr_path_pick(struct sdr_paths *ps, u32 avoid, u64 now_ns)
 	}
 	sdr_path_tests_start(ps, now_ns);
 	for (i = 0; avoid == SDR_PATH_ANY && i < ps->n; i++)
-		if (ps->p[i].testing && ps->p[i].train_left)
+		if (ps->p[i].testing && ps->p[i].train_left &&
+		    sdr_path_allowed(ps, i))
 			break;
 	if (avoid != SDR_PATH_ANY || i == ps->n)
 		i = sdr_path_best(ps, avoid);

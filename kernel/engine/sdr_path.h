@@ -90,10 +90,23 @@ struct sdr_path {
 	u64	restores;
 };
 
+/*
+ * A caller narrowed to some of the paths takes a packet while its least
+ * loaded usable path has at most this many more in flight than the
+ * flow's least loaded one.
+ */
+#define SDR_PATH_RAIL_SLACK	8
+
 struct sdr_paths {
 	struct sdr_path_cfg	cfg;
 	u32	n;		/* paths 0..n-1 */
 	u32	rr;		/* where the next tie-break starts */
+	/*
+	 * The paths the next picks may take (bit i: path i), all of them
+	 * unless the caller narrows it: a device sending for a flow over
+	 * several devices (rails) takes packets for its own paths only.
+	 */
+	u32	allow;
 	struct sdr_path		p[SDR_PATH_MAX];
 };
 
@@ -111,6 +124,8 @@ bool sdr_path_heard_after(const struct sdr_paths *ps, u64 tx_ns);
 u64 sdr_path_rto_of(const struct sdr_paths *ps, u32 i, u64 fallback_ns);
 int sdr_path_set_down(struct sdr_paths *ps, u32 i, bool down, u64 now_ns);
 u32 sdr_path_usable(const struct sdr_paths *ps);
+void sdr_path_allow(struct sdr_paths *ps, u32 mask);
+bool sdr_path_can_send(struct sdr_paths *ps, u64 now_ns);
 u64 sdr_path_rto(const struct sdr_paths *ps, u64 init_ns);
 
 #endif /* SDR_PATH_H */

@@ -817,6 +817,9 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		return 0;
 	if (f->pace_next_ns > now_ns)
 		return 0;
+	/* a caller allowed only paths that cannot take a packet now */
+	if (f->paths && !sdr_path_can_send(f->paths, now_ns))
+		return 0;
 	work = sdr_sr_tx_has_work(m);
 	if (sdr_sr_parity_due(m)) {
 		sdr_sr_tx_parity(f, m, now_ns, out);

@@ -330,6 +330,63 @@ static void test_path_unlost(void)
 	CHECK_EQ(ps.p[1].unlost, 0);
 }
 
+/*
+ * A caller narrowed to some paths (one device of a flow over several)
+ * picks among them only; it sends nothing while its paths are drained or
+ * down and others are up, except a due test train; a mask of none of the
+ * flow's paths allows them all.
+ */
+static void test_path_allow(void)
+{
+	struct sdr_paths ps;
+	u32 sent[SDR_PATH_MAX] = { 0 }, k, i;
+	u64 now = 1000 * MS;
+
+	paths(&ps, 4);
+	CHECK_EQ(ps.allow, 0xf);
+	sdr_path_allow(&ps, 0xc);
+	CHECK(sdr_path_can_send(&ps, now));
+	traffic(&ps, 200, 0, 1, &now, sent);
+	CHECK_EQ(sent[0] + sent[1], 0);
+	CHECK(sent[2] > 80 && sent[3] > 80);
+	for (k = 0; k < 20; k++) {
+		i = sdr_path_pick_untracked(&ps);
+		CHECK(i == 2 || i == 3);
+	}
+	/* a resend avoids its last path among the allowed ones ... */
+	i = sdr_path_pick(&ps, 2, now);
+	CHECK_EQ(i, 3);
+	sdr_path_forget(&ps, i, now);
+	/* ... unless it is the only one allowed */
+	sdr_path_allow(&ps, 0x4);
+	i = sdr_path_pick(&ps, 2, now);
+	CHECK_EQ(i, 2);
+	sdr_path_forget(&ps, i, now);
+	/* nothing for this caller while its paths are down and others up */
+	sdr_path_allow(&ps, 0xc);
+	CHECK_EQ(sdr_path_set_down(&ps, 2, true, now), 0);
+	CHECK(sdr_path_can_send(&ps, now));
+	CHECK_EQ(sdr_path_set_down(&ps, 3, true, now), 0);
+	CHECK(!sdr_path_can_send(&ps, now));
+	/* with every path allowed, as before: always something */
+	sdr_path_allow(&ps, 0);
+	CHECK_EQ(ps.allow, 0xf);
+	CHECK(sdr_path_can_send(&ps, now));
+	sdr_path_allow(&ps, 0x100);
+	CHECK_EQ(ps.allow, 0xf);
+	/* a drained allowed path: nothing until its test train is due */
+	paths(&ps, 2);
+	memset(sent, 0, sizeof(sent));
+	traffic(&ps, 40 * SDR_PATH_WIN, 0x2, 2, &now, sent);
+	CHECK_EQ(ps.p[1].state, SDR_PATH_DRAINED);
+	sdr_path_allow(&ps, 0x2);
+	CHECK(!sdr_path_can_send(&ps, now));
+	now += ps.cfg.probe_max_ns;
+	CHECK(sdr_path_can_send(&ps, now));
+	CHECK(ps.p[1].testing);
+	CHECK_EQ(sdr_path_pick(&ps, SDR_PATH_ANY, now), 1);
+}
+
 void test_path(void)
 {
 	TAP_RUN(test_path_init_bounds);
@@ -340,4 +397,5 @@ void test_path(void)
 	TAP_RUN(test_path_down_up);
 	TAP_RUN(test_path_overdue_rto);
 	TAP_RUN(test_path_unlost);
+	TAP_RUN(test_path_allow);
 }

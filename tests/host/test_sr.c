@@ -49,6 +49,12 @@ struct imp {
 	u64 path_delay_ns[4];
 	double path_loss[4];
 	u32 heal_at, down_path, down_at;
+	/*
+	 * Rails: the paths split among callers (devices), each taking packets
+	 * for its own paths only (sdr_path_allow()), in turn; 0: one caller.
+	 */
+	u32 nrails;
+	u32 rail_mask[4];
 	u64 seed;
 };
 
@@ -318,10 +324,18 @@ static void parity(struct txmsg *m, u32 k, u32 g, u32 j, u8 *out)
 
 static void tx_pump(struct world *w)
 {
-	u64 dl = U64_MAX;
-	u32 k;
+	u32 rail, nrails = w->imp->nrails ? w->imp->nrails : 1;
+	u64 dl;
+	u32 k, sent;
 
 	start_msgs(w);
+	/* rails take turns until a whole round sends nothing */
+	do {
+	dl = U64_MAX;
+	sent = 0;
+	for (rail = 0; rail < nrails; rail++) {
+	if (w->imp->nrails)
+		sdr_path_allow(&w->paths, w->imp->rail_mask[rail]);
 	for (k = w->ndone; k < w->next_start; k++) {
 		struct txmsg *m = &w->tm[k];
 		struct sdr_sr_txd d;
@@ -344,6 +358,9 @@ static void tx_pump(struct world *w)
 			u8 *buf = malloc(SDR_WIRE_HDR_LEN + d.len);
 			u32 i;
 
+			sent++;
+			if (w->imp->nrails)
+				CHECK(w->imp->rail_mask[rail] & (1U << d.path));
 			sdr_wire_encode(&p, buf);
 			if (d.flags & SDR_PKT_F_PARITY)
 				parity(m, k, d.idx, SDR_EC_AUX_J(d.aux),
@@ -363,6 +380,10 @@ static void tx_pump(struct world *w)
 		}
 		dl = min(dl, sdr_sr_tx_deadline(&w->fs, &m->tx, w->now));
 	}
+	}
+	} while (w->imp->nrails && sent);
+	if (w->imp->nrails)
+		sdr_path_allow(&w->paths, 0);
 	if (dl <= w->now) {
 		w->spins++;
 		dl = w->now + 1 * US;
@@ -905,6 +926,14 @@ static const struct imp imps[] = {
 	{ .name = "paths3_lossy_down", .npaths = 3, .path_loss = { 0.05, 0, 0 },
 	  .path_delay_ns = { 0, 40 * US, 0 }, .down_path = 3,
 	  .down_at = NMSG / 3, .seed = 43 },
+	/* two rails of two paths each, one rail's paths clean, then lossy */
+	{ .name = "rails2_clean", .npaths = 4, .nrails = 2,
+	  .rail_mask = { 0x3, 0xc }, .path_delay_ns = { 0, 20 * US, 300 * US,
+	  320 * US }, .seed = 46 },
+	{ .name = "rails2_lossy_heals", .npaths = 4, .nrails = 2,
+	  .rail_mask = { 0x3, 0xc }, .path_delay_ns = { 0, 20 * US, 50 * US,
+	  70 * US }, .path_loss = { 0, 0, 0.20, 0.20 }, .heal_at = NMSG / 2,
+	  .seed = 47 },
 	{ .name = "ad_paths4_lossy_heals", .npaths = 4, .adaptive = 1,
 	  .path_delay_ns = { 0, 50 * US, 0, 80 * US },
 	  .path_loss = { 0, 0, 0.20, 0 }, .heal_at = NMSG / 2, .seed = 44 },
