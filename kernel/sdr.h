@@ -320,6 +320,46 @@ struct sdr_flow_stats {
 	u64			drops[SDR_DROP_NR];	/* rx_dropped by reason */
 };
 
+/*
+ * A flow's place in the send queue of one of its devices (rail): on
+ * sdev->tx_flows (under that device's tx_lock) while it may have packets
+ * for the device.  Its posted count is the work requests the device holds
+ * for it; teardown waits for 0 on sdev->tx_wait.
+ */
+struct sdr_txq {
+	struct list_head	node;		/* in sdev->tx_flows */
+	bool			queued;
+	u32			rail;		/* 0: the flow's own device */
+	struct sdr_flow		*flow;
+	atomic_t		posted;
+};
+
+/*
+ * One more device a flow sends over and receives on (rail 1..).  Made
+ * and connected before the flow connects; fixed from then on but for
+ * gone (under the device's rwsem for write and flow->lock), set when the
+ * device goes away.  Freed with the flow.
+ */
+struct sdr_rail {
+	struct sdr_dev		*sdev;		/* holds a reference */
+	u32			id;		/* the flow's id in sdev->flows */
+	u32			first;		/* the flow's paths first.. */
+	u32			n;		/* ...first + n - 1 */
+	bool			connected;
+	bool			gone;		/* its device was removed */
+	bool			listed;		/* in sdev->flows */
+	struct sdr_txq		txq;
+	/* the peer's same rail */
+	struct ib_ah		*ah;
+	u32			peer_qpn;
+	u32			peer_qkey;
+	u32			peer_flow;	/* its id on its device */
+	u32			peer_npaths;
+	u32			peer_path_qpn[SDR_PATHS_MAX];
+	union ib_gid		peer_gid;
+	struct sdr_endpoint	peer_ep;	/* checked at the flow's connect */
+};
+
 struct sdr_flow {
 	struct kref		ref;
 	u32			id;
@@ -341,8 +381,12 @@ struct sdr_flow {
 	u32			max_msgs;
 	bool			dead;		/* destroyed: ignore packets */
 
-	/* paths: QPs of sdev it sends over; the engine's view of them */
+	/*
+	 * paths: QPs it sends over, rail 0's (sdev's first rail0_paths)
+	 * then each rail's; the engine's view of them
+	 */
 	u32			paths;
+	u32			rail0_paths;
 	u32			path_qpn[SDR_PATHS_MAX];	/* theirs, fixed */
 	struct sdr_paths	*ps;		/* paths > 1 only */
 
@@ -371,11 +415,13 @@ struct sdr_flow {
 
 	/* send side */
 	struct list_head	tx_msgs;	/* posted, oldest first */
-	struct list_head	tx_node;	/* in sdev->tx_flows */
-	bool			tx_queued;
+	struct sdr_txq		txq;		/* rail 0's: on sdev->tx_flows */
 	u32			tx_next_seq;
 	u32			tx_inflight_msgs;
-	atomic_t		tx_posted;	/* WRs of this flow the QP holds */
+
+	/* rails 1..nrails-1 (SDR_IOC_FLOW_RAIL); rail 0 is sdev */
+	u32			nrails;
+	struct sdr_rail		*rails[SDR_RAILS_MAX - 1];
 
 	/* receive side: slot i holds seq with seq % max_msgs == i */
 	struct sdr_rxslot	*slots;
@@ -470,8 +516,21 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const union ib_gid *sgid);
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m);
-bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
-		      const u8 **data, struct sdr_txmsg **msg, u32 *path);
+/* where a packet sdr_flow_tx_next() gave goes */
+struct sdr_tx_dest {
+	struct ib_ah		*ah;
+	u32			qpn;
+	u32			qkey;
+	u32			qp;		/* the device's path QP it leaves by */
+};
+
+bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
+		      const u8 **data, struct sdr_txmsg **msg,
+		      struct sdr_tx_dest *dest);
+struct sdr_txq *sdr_flow_txq(struct sdr_flow *flow, u32 rail);
+int sdr_flow_rail(struct sdr_ctx *ctx, struct sdr_flow_rail *arg);
+void sdr_flow_rail_gone(struct sdr_flow *flow, struct sdr_dev *sdev);
+void sdr_flow_rail_release(struct sdr_flow *flow, struct sdr_dev *sdev);
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);
 void sdr_flow_queue_tx(struct sdr_flow *flow);
 

@@ -135,6 +135,11 @@ static int sdr_ioc_flow_connect(struct sdr_ctx *ctx, void *p)
 	return sdr_flow_connect(ctx, arg);
 }
 
+static int sdr_ioc_flow_rail(struct sdr_ctx *ctx, void *p)
+{
+	return sdr_flow_rail(ctx, p);
+}
+
 static int sdr_ioc_flow_destroy(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_destroy *arg = p;
@@ -224,7 +229,7 @@ static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 		arg->policies |= BIT_ULL(id);
 	if (sdr_policy_runs(SDR_POLICY_AUTO))
 		arg->policies |= BIT_ULL(SDR_POLICY_AUTO);
-	arg->features = SDR_FEATURE_MULTIPATH;
+	arg->features = SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS;
 	arg->ec_max_k = SDR_EC_MAX_K;
 	arg->ec_max_m = SDR_EC_MAX_M;
 	arg->max_msg_size = SDR_MAX_MSG_SIZE;
@@ -255,6 +260,7 @@ SDR_V1_ENDS_AT(sdr_recv_complete, __reserved, SDR_RECV_COMPLETE_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_send_post, __reserved, SDR_SEND_POST_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_modify, policy, SDR_FLOW_MODIFY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_query, __reserved, SDR_QUERY_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_flow_rail, ep_paths, SDR_FLOW_RAIL_SIZE_V1);
 /* and the later versions at their last fields, the structs it knows */
 static_assert(offsetofend(struct sdr_flow_create, ec_m) ==
 	      SDR_FLOW_CREATE_SIZE_V2);
@@ -315,6 +321,9 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		SDR_OP(sdr_query, SDR_QUERY_SIZE_V1, 0,
 		       SDR_OP_OUT | SDR_OP_UNLOCKED | SDR_OP_UNBOUND,
 		       sdr_ioc_query),
+	[_IOC_NR(SDR_IOC_FLOW_RAIL)] =
+		SDR_OP(sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, 0, SDR_OP_OUT,
+		       sdr_ioc_flow_rail),
 };
 
 union sdr_ioctl_buf {
@@ -328,6 +337,7 @@ union sdr_ioctl_buf {
 	struct sdr_send_post		send_post;
 	struct sdr_flow_modify		flow_modify;
 	struct sdr_query		query;
+	struct sdr_flow_rail		flow_rail;
 };
 
 static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

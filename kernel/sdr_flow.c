@@ -69,6 +69,11 @@ static void sdr_flow_free_work(struct work_struct *work)
 			ops->flow_free(flow);
 	kfree(flow->slots);
 	kfree(flow->ps);
+	for (i = 0; i + 1 < flow->nrails; i++) {
+		WARN_ON_ONCE(flow->rails[i]->ah);
+		sdr_dev_put(flow->rails[i]->sdev);
+		kfree(flow->rails[i]);
+	}
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
 	kfree_rcu(flow, rcu);
@@ -241,7 +246,7 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
  * Reserve a random flow id in the device's table: ids, like the token and
  * the first sequence number, give a blind sender nothing to count from.
  */
-static int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
+int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
 {
 	int tries, ret;
 
@@ -254,11 +259,53 @@ static int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
 	return -ENOSPC;
 }
 
+/*
+ * The endpoint of @flow on @sdev (its rail there: GID @gid, flow @id) into
+ * @ep: little-endian, to go to the peer.
+ */
+void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
+			     const union ib_gid *gid, u32 id,
+			     struct sdr_endpoint *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->magic = sdr_ep_put(SDR_EP_MAGIC);
+	ep->abi = sdr_ep_put(SDR_ABI_VERSION);
+	memcpy(ep->gid, gid->raw, sizeof(ep->gid));
+	ep->qpn = sdr_ep_put(sdev->qp->qp_num);
+	ep->qkey = sdr_ep_put(SDR_QKEY);
+	ep->flow_id = sdr_ep_put(id);
+	ep->policy = sdr_ep_put(flow->policy);
+	ep->payload = sdr_ep_put(flow->payload);
+	ep->chunk_size = sdr_ep_put(flow->chunk_size);
+	ep->max_msg_size = sdr_ep_put(flow->max_msg_size);
+	ep->max_msgs = sdr_ep_put(flow->max_msgs);
+	ep->token_lo = sdr_ep_put((u32)flow->token);
+	ep->token_hi = sdr_ep_put((u32)(flow->token >> 32));
+	ep->seq0 = sdr_ep_put(flow->tx_next_seq);
+	ep->none_window = sdr_ep_put(flow->none_window);
+}
+
+/*
+ * The flow's paths @first..@first+@n-1 are @sdev's first @n QPs: note
+ * them, and name them in @pp (little-endian, as the endpoint).
+ */
+void sdr_flow_fill_paths(struct sdr_flow *flow, struct sdr_dev *sdev,
+				u32 first, u32 n, struct sdr_ep_paths *pp)
+{
+	u32 i;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->n = sdr_ep_put(n);
+	for (i = 0; i < n; i++) {
+		flow->path_qpn[first + i] = sdev->path_qpn[i];
+		pp->qpn[i] = sdr_ep_put(sdev->path_qpn[i]);
+	}
+}
+
 int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 {
 	struct sdr_dev *sdev = ctx->sdev;
-	u32 ppc, npkts, nchunks, id, i;
-	struct sdr_endpoint *ep;
+	u32 ppc, npkts, nchunks, id;
 	struct sdr_flow *flow;
 	union ib_gid gid;
 	size_t region;
@@ -276,7 +323,9 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	kref_init(&flow->ref);
 	spin_lock_init(&flow->lock);
 	INIT_LIST_HEAD(&flow->tx_msgs);
-	INIT_LIST_HEAD(&flow->tx_node);
+	INIT_LIST_HEAD(&flow->txq.node);
+	flow->txq.flow = flow;
+	flow->nrails = 1;
 	INIT_WORK(&flow->free_work, sdr_flow_free_work);
 	INIT_WORK(&flow->policy_work, sdr_flow_policy_work);
 	mutex_init(&flow->policy_mutex);
@@ -323,6 +372,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	    !flow->state_area)
 		goto err_put;
 	flow->paths = arg->paths;
+	flow->rail0_paths = arg->paths;
 	if (flow->paths > 1) {
 		flow->ps = kzalloc(sizeof(*flow->ps), GFP_KERNEL);
 		if (!flow->ps)
@@ -353,30 +403,8 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	}
 
 	/* The endpoint blob is the caller's only: nothing reads it back. */
-	ep = &arg->ep;
-	memset(ep, 0, sizeof(*ep));
-	ep->magic = sdr_ep_put(SDR_EP_MAGIC);
-	ep->abi = sdr_ep_put(SDR_ABI_VERSION);
-	memcpy(ep->gid, gid.raw, sizeof(ep->gid));
-	ep->qpn = sdr_ep_put(sdev->qp->qp_num);
-	ep->qkey = sdr_ep_put(SDR_QKEY);
-	ep->flow_id = sdr_ep_put(id);
-	ep->policy = sdr_ep_put(flow->policy);
-	ep->payload = sdr_ep_put(flow->payload);
-	ep->chunk_size = sdr_ep_put(flow->chunk_size);
-	ep->max_msg_size = sdr_ep_put(flow->max_msg_size);
-	ep->max_msgs = sdr_ep_put(flow->max_msgs);
-	ep->token_lo = sdr_ep_put((u32)flow->token);
-	ep->token_hi = sdr_ep_put((u32)(flow->token >> 32));
-	ep->seq0 = sdr_ep_put(flow->tx_next_seq);
-	ep->none_window = sdr_ep_put(flow->none_window);
-	/* little-endian, as the endpoint: it goes to the peer with it */
-	memset(&arg->ep_paths, 0, sizeof(arg->ep_paths));
-	arg->ep_paths.n = sdr_ep_put(flow->paths);
-	for (i = 0; i < flow->paths; i++) {
-		flow->path_qpn[i] = sdev->path_qpn[i];
-		arg->ep_paths.qpn[i] = sdr_ep_put(flow->path_qpn[i]);
-	}
+	sdr_flow_fill_ep(flow, sdev, &gid, id, &arg->ep);
+	sdr_flow_fill_paths(flow, sdev, 0, flow->paths, &arg->ep_paths);
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -437,7 +465,7 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
  * ep_paths, n 0: none given) name them: 0 and @out filled (n 1.., qpn[0]
  * the endpoint's), or -EINVAL.
  */
-static int sdr_flow_peer_paths(const struct sdr_endpoint *p,
+int sdr_flow_peer_paths(const struct sdr_endpoint *p,
 			       const struct sdr_ep_paths *pp,
 			       struct sdr_ep_paths *out)
 {
@@ -461,14 +489,43 @@ static int sdr_flow_peer_paths(const struct sdr_endpoint *p,
 	return 0;
 }
 
-/* Whether @qpn is one the peer of @flow sends from (flow->lock held). */
-static bool sdr_flow_peer_qpn(const struct sdr_flow *flow, u32 qpn)
+/* Whether @qpn is one of the @n in @qpns. */
+static bool sdr_qpn_in(const u32 *qpns, u32 n, u32 qpn)
 {
 	u32 i;
 
-	for (i = 0; i < flow->peer_npaths; i++)
-		if (flow->peer_path_qpn[i] == qpn)
+	for (i = 0; i < n; i++)
+		if (qpns[i] == qpn)
 			return true;
+	return false;
+}
+
+/*
+ * Whether a packet that came to @sdev from QPN @qpn and GID @sgid is
+ * @flow's peer's: it sends to rail 0 from the QPs and GID its endpoint
+ * gave, to another rail from those of its same rail (flow->lock held).
+ */
+static bool sdr_flow_from_peer(const struct sdr_flow *flow,
+			       const struct sdr_dev *sdev, u32 qpn,
+			       const union ib_gid *sgid)
+{
+	const struct sdr_rail *rl;
+	u32 r;
+
+	if (sdev == flow->sdev)
+		return sdr_qpn_in(flow->peer_path_qpn, flow->peer_npaths,
+				  qpn) &&
+		       !memcmp(sgid->raw, flow->peer_gid.raw,
+			       sizeof(sgid->raw));
+	for (r = 1; r < flow->nrails; r++) {
+		rl = flow->rails[r - 1];
+		if (rl->sdev == sdev)
+			return rl->connected && !rl->gone &&
+			       sdr_qpn_in(rl->peer_path_qpn, rl->peer_npaths,
+					  qpn) &&
+			       !memcmp(sgid->raw, rl->peer_gid.raw,
+				       sizeof(sgid->raw));
+	}
 	return false;
 }
 
@@ -480,25 +537,41 @@ struct sdr_flow *sdr_ctx_flow(struct sdr_ctx *ctx, u32 id)
 	return id ? xa_load(&ctx->flows, id) : NULL;
 }
 
-int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
+/*
+ * An address handle on @sdev (its users lock held) to the peer of @flow
+ * at @gid, or -EHOSTUNREACH (may sleep).
+ */
+struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
+			 const u8 *gid)
 {
-	const struct sdr_endpoint *p = &arg->peer;
-	const struct sdr_policy_ops *ops;
-	struct sdr_dev *sdev = ctx->sdev;
 	struct rdma_ah_attr ah_attr = {};
-	struct sdr_ctrlq q = { .n = 0 };
-	struct sdr_ep_paths pp;
-	struct sdr_flow *flow;
-	union ib_gid gid;
+	union ib_gid sgid;
 	struct ib_ah *ah;
-	u32 sgid_index, i;
+	u32 sgid_index;
 	int ret;
 
-	flow = sdr_ctx_flow(ctx, arg->flow_id);
-	if (!flow)
-		return -ENOENT;
-	if (flow->state != SDR_FLOW_IDLE)
-		return -EISCONN;
+	ret = sdr_dev_query_gid(sdev, &sgid, &sgid_index);
+	if (ret)
+		return ERR_PTR(ret);
+	ah_attr.type = rdma_ah_find_type(sdev->ibdev, sdev->port);
+	rdma_ah_set_port_num(&ah_attr, sdev->port);
+	rdma_ah_set_grh(&ah_attr, (union ib_gid *)gid, 0, sgid_index, 64, 0);
+	ah = rdma_create_ah(sdev->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		pr_debug("%s: flow %u: no address handle for %pI6: %ld\n",
+			 sdev->name, flow->id, gid, PTR_ERR(ah));
+		return ERR_PTR(-EHOSTUNREACH);
+	}
+	return ah;
+}
+
+/*
+ * Whether @p, the endpoint of a peer of @flow, fits it: its magic, ABI,
+ * geometry and ids in range (0 or -EINVAL).
+ */
+int sdr_flow_check_peer(const struct sdr_flow *flow,
+			const struct sdr_endpoint *p)
+{
 	if (sdr_ep_get(p->magic) != SDR_EP_MAGIC ||
 	    sdr_ep_get(p->abi) != SDR_ABI_VERSION ||
 	    sdr_ep_get(p->payload) != flow->payload ||
@@ -512,6 +585,29 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	    sdr_ep_get(p->none_window) < SDR_CREDIT_WIN_MIN ||
 	    sdr_ep_get(p->none_window) > SDR_CREDIT_WIN_MAX)
 		return -EINVAL;
+	return 0;
+}
+
+int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
+{
+	const struct sdr_endpoint *p = &arg->peer;
+	const struct sdr_policy_ops *ops;
+	struct sdr_dev *sdev = ctx->sdev;
+	struct sdr_ctrlq q = { .n = 0 };
+	struct sdr_ep_paths pp;
+	struct sdr_flow *flow;
+	struct ib_ah *ah;
+	int ret;
+	u32 i;
+
+	flow = sdr_ctx_flow(ctx, arg->flow_id);
+	if (!flow)
+		return -ENOENT;
+	if (flow->state != SDR_FLOW_IDLE)
+		return -EISCONN;
+	ret = sdr_flow_check_peer(flow, p);
+	if (ret)
+		return ret;
 	ret = sdr_flow_peer_paths(p, &arg->peer_paths, &pp);
 	if (ret)
 		return ret;
@@ -522,18 +618,12 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 		if (ret)
 			return ret;
 	}
-	ret = sdr_dev_query_gid(sdev, &gid, &sgid_index);
+	ret = sdr_flow_rails_check(flow, p);
 	if (ret)
 		return ret;
-	ah_attr.type = rdma_ah_find_type(sdev->ibdev, sdev->port);
-	rdma_ah_set_port_num(&ah_attr, sdev->port);
-	rdma_ah_set_grh(&ah_attr, (union ib_gid *)p->gid, 0, sgid_index, 64, 0);
-	ah = rdma_create_ah(sdev->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
-	if (IS_ERR(ah)) {
-		pr_debug("%s: flow %u: no address handle for %pI6: %ld\n",
-			 sdev->name, flow->id, p->gid, PTR_ERR(ah));
-		return -EHOSTUNREACH;
-	}
+	ah = sdr_dev_ah(sdev, flow, p->gid);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
 
 	spin_lock_bh(&flow->lock);
 	flow->peer_npaths = pp.n;
@@ -732,9 +822,9 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		drop = SDR_DROP_TOKEN;
 		goto out_unlock;
 	}
-	if (flow->state == SDR_FLOW_IDLE || !sdr_flow_peer_qpn(flow, src_qp) ||
-	    pkt->src_flow != flow->peer_flow ||
-	    memcmp(sgid->raw, flow->peer_gid.raw, sizeof(sgid->raw))) {
+	if (flow->state == SDR_FLOW_IDLE ||
+	    !sdr_flow_from_peer(flow, sdev, src_qp, sgid) ||
+	    pkt->src_flow != flow->peer_flow) {
 		drop = SDR_DROP_PEER;
 		goto out_unlock;
 	}
@@ -780,41 +870,68 @@ out_unlock:
 		sdr_flow_queue_tx(flow);
 }
 
+/* The send queue of @flow on its rail @rail (0: its own device). */
+struct sdr_txq *sdr_flow_txq(struct sdr_flow *flow, u32 rail)
+{
+	return rail ? &flow->rails[rail - 1]->txq : &flow->txq;
+}
+
 /*
- * The next packet @flow may send (flow->lock held): what the policy of
- * each message allows, oldest message first, and the path it goes on.
+ * The next packet @flow may send on its rail @rail (flow->lock held):
+ * what the policy of each message allows, oldest message first, on a
+ * path of that rail; and where it goes.  Only policies that pick paths
+ * send on rails past 0.
  */
-bool sdr_flow_tx_next(struct sdr_flow *flow, struct sdr_pkt *pkt,
-		      const u8 **data, struct sdr_txmsg **msgp, u32 *path)
+bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
+		      const u8 **data, struct sdr_txmsg **msgp,
+		      struct sdr_tx_dest *dest)
 {
 	struct sdr_tx_round r = { .now = ktime_get_ns() };
+	struct sdr_rail *rl = rail ? flow->rails[rail - 1] : NULL;
+	u32 first = rl ? rl->first : 0;
+	u32 n = rl ? rl->n : flow->rail0_paths;
 	struct sdr_txmsg *msg;
+	bool found = false;
 
 	lockdep_assert_held(&flow->lock);
-	if (flow->dead || flow->state != SDR_FLOW_CONNECTED)
+	if (flow->dead || flow->state != SDR_FLOW_CONNECTED ||
+	    (rl && rl->gone))
 		return false;
+	if (flow->nrails > 1)
+		sdr_path_allow(flow->ps, GENMASK(first + n - 1, first));
 	list_for_each_entry(msg, &flow->tx_msgs, node) {
+		if (rl && !(msg->ops->features & SDR_PF_PATHS))
+			continue;
 		*pkt = (struct sdr_pkt) {
 			.type		= SDR_PKT_DATA,
 			.policy		= msg->ops->id,
-			.dst_flow	= flow->peer_flow,
+			.dst_flow	= rl ? rl->peer_flow : flow->peer_flow,
 			.src_flow	= flow->id,
 			.token		= flow->peer_token,
 			.msg_seq	= msg->seq,
 			.msg_len	= msg->msg_len,
 			.imm		= msg->imm,
 		};
-		r.path = 0;
+		r.path = first;
 		if (!msg->ops->tx_next(flow, msg, &r, pkt, data))
 			continue;
 		*msgp = msg;
-		*path = r.path < flow->paths ? r.path : 0;
 		msg->pkts_posted++;
 		flow->stats.tx_packets++;
 		flow->stats.tx_bytes += pkt->payload_len;
-		return true;
+		found = true;
+		break;
 	}
-	return false;
+	if (flow->nrails > 1)
+		sdr_path_allow(flow->ps, 0);	/* all of them again */
+	if (!found)
+		return false;
+	/* the engine picks among the allowed paths only */
+	dest->qp = r.path >= first && r.path < first + n ? r.path - first : 0;
+	dest->ah = rl ? rl->ah : flow->ah;
+	dest->qpn = rl ? rl->peer_qpn : flow->peer_qpn;
+	dest->qkey = rl ? rl->peer_qkey : flow->peer_qkey;
+	return true;
 }
 
 /* Complete every send its policy says is finished (flow->lock held). */
@@ -1083,15 +1200,18 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 
 	spin_lock_bh(&sdev->tx_lock);
 	spin_lock(&flow->lock);
-	if (flow->tx_queued) {
-		list_del_init(&flow->tx_node);
-		flow->tx_queued = false;
+	if (flow->txq.queued) {
+		list_del_init(&flow->txq.node);
+		flow->txq.queued = false;
 	}
 	flow->dead = true;
 	sdr_flow_flush_rx(flow, status);
 	sdr_flow_flush_tx(flow, status);
 	spin_unlock(&flow->lock);
 	spin_unlock_bh(&sdev->tx_lock);
+	/* dead: nothing queues it on a rail again */
+	for (i = 1; i < flow->nrails; i++)
+		sdr_flow_rail_unqueue(flow, flow->rails[i - 1]);
 	if (cancel_work_sync(&flow->policy_work))
 		sdr_flow_put(flow);	/* the reference the queued work held */
 	sdr_for_each_policy_in(ops, i, flow->policies_ready)
@@ -1114,12 +1234,13 @@ static void sdr_flow_release_ah(struct sdr_flow *flow)
 
 	for (;;) {
 		if (!wait_event_timeout(sdev->tx_wait,
-					!atomic_read(&flow->tx_posted), 10 * HZ))
+					!atomic_read(&flow->txq.posted),
+					10 * HZ))
 			pr_err_ratelimited("%s: flow %u: sends not completing\n",
 					   sdev->name, flow->id);
 		spin_lock_bh(&sdev->tx_lock);
 		spin_lock(&flow->lock);
-		if (!atomic_read(&flow->tx_posted))
+		if (!atomic_read(&flow->txq.posted))
 			break;
 		spin_unlock(&flow->lock);
 		spin_unlock_bh(&sdev->tx_lock);
@@ -1156,6 +1277,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	if (tell_peer && connected)
 		sdev->xmit->send_ctrl(sdev, flow, &close, NULL, 0);
 	sdr_flow_release_ah(flow);
+	sdr_flow_rails_detach(flow);
 	sdr_flow_retire_stats(flow);
 	if (xa_erase(&sdev->flows, flow->id))
 		atomic_dec(&sdev->nr_flows);
@@ -1194,7 +1316,11 @@ void sdr_dev_fail_flows(struct sdr_dev *sdev)
 		rcu_read_unlock();
 		if (!flow)
 			break;
-		if (!IS_ERR(flow)) {
+		if (!IS_ERR(flow) && flow->sdev != sdev) {
+			/* a rail of another device's flow: it goes on without */
+			sdr_flow_rail_gone(flow, sdev);
+			sdr_flow_put(flow);
+		} else if (!IS_ERR(flow)) {
 			spin_lock_bh(&flow->lock);
 			if (!flow->dead && flow->state == SDR_FLOW_CONNECTED)
 				sdr_flow_fail(flow);

@@ -49,6 +49,7 @@ struct sdr_parity_ops {
 /* struct sdr_policy_ops.features: what the policy needs of the flow */
 #define SDR_PF_PARITY	0x1	/* its DATA packets may carry parity */
 #define SDR_PF_ACKED	0x2	/* its sends take ACK, NACK and RNR */
+#define SDR_PF_PATHS	0x4	/* its tx_next picks among the allowed paths (rails) */
 
 /*
  * A reliability policy, modelled on tcp_congestion_ops: the flow core
@@ -186,6 +187,28 @@ struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 			       u32 policy, u32 seq);
 /* No lock held: sends what @q holds to the flow's peer. */
 void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
+
+int sdr_flow_paths_init(struct sdr_flow *flow, struct sdr_paths *ps, u32 n);
+
+/* sdr_flow.c: what the rails share with the flow core */
+int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id);
+void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
+		      const union ib_gid *gid, u32 id,
+		      struct sdr_endpoint *ep);
+void sdr_flow_fill_paths(struct sdr_flow *flow, struct sdr_dev *sdev,
+			 u32 first, u32 n, struct sdr_ep_paths *pp);
+int sdr_flow_check_peer(const struct sdr_flow *flow,
+			const struct sdr_endpoint *p);
+int sdr_flow_peer_paths(const struct sdr_endpoint *p,
+			const struct sdr_ep_paths *pp,
+			struct sdr_ep_paths *out);
+struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
+			 const u8 *gid);
+
+/* sdr_flow_rail.c: a flow over more devices */
+int sdr_flow_rails_check(struct sdr_flow *flow, const struct sdr_endpoint *p);
+void sdr_flow_rail_unqueue(struct sdr_flow *flow, struct sdr_rail *rl);
+void sdr_flow_rails_detach(struct sdr_flow *flow);
 
 /* sdr_flow_auto.c: AUTO, which picks one of them per message */
 u32 sdr_flow_auto_pick(struct sdr_flow *flow, u32 npkts, u64 now, u32 *k,

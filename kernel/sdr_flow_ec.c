@@ -465,7 +465,7 @@ static u64 sdr_eck_stat(struct sdr_flow *flow, u32 i)
 
 const struct sdr_policy_ops sdr_ec_ops = {
 	.id		= SDR_POLICY_EC,
-	.features	= SDR_PF_ACKED | SDR_PF_PARITY,
+	.features	= SDR_PF_ACKED | SDR_PF_PARITY | SDR_PF_PATHS,
 	.parity		= &sdr_ec_parity,
 	.base		= &sdr_sr_ops,
 	.engine		= sdr_srk_engine,

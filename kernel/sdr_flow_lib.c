@@ -266,20 +266,37 @@ void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q)
 /* ------------------------------------------------------------------ */
 /* Send side */
 
-/* Put @flow on the device's list of flows with packets to send. */
+/*
+ * Put @flow on the send list of its device, and of each rail's that is
+ * connected and not gone, and have each send.
+ */
 void sdr_flow_queue_tx(struct sdr_flow *flow)
 {
-	struct sdr_dev *sdev = flow->sdev;
+	struct sdr_rail *rl = NULL;
+	struct sdr_dev *sdev;
+	struct sdr_txq *txq;
+	u32 r, nrails;
+	bool use;
 
-	spin_lock_bh(&sdev->tx_lock);
-	spin_lock(&flow->lock);
-	if (!flow->tx_queued && !flow->dead) {
-		flow->tx_queued = true;
-		list_add_tail(&flow->tx_node, &sdev->tx_flows);
+	spin_lock_bh(&flow->lock);
+	nrails = flow->nrails;
+	spin_unlock_bh(&flow->lock);
+	for (r = 0; r < nrails; r++) {
+		rl = r ? flow->rails[r - 1] : NULL;
+		sdev = rl ? rl->sdev : flow->sdev;
+		txq = sdr_flow_txq(flow, r);
+		spin_lock_bh(&sdev->tx_lock);
+		spin_lock(&flow->lock);
+		use = !flow->dead && (!rl || (rl->connected && !rl->gone));
+		if (use && !txq->queued) {
+			txq->queued = true;
+			list_add_tail(&txq->node, &sdev->tx_flows);
+		}
+		spin_unlock(&flow->lock);
+		spin_unlock_bh(&sdev->tx_lock);
+		if (use)
+			sdev->xmit->kick(sdev);
 	}
-	spin_unlock(&flow->lock);
-	spin_unlock_bh(&sdev->tx_lock);
-	sdev->xmit->kick(sdev);
 }
 
 /*
@@ -383,7 +400,6 @@ struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
  */
 int sdr_flow_engine_init(struct sdr_flow *flow)
 {
-	struct sdr_path_cfg pcfg;
 	struct sdr_sr_cfg cfg;
 	int ret;
 
@@ -392,13 +408,23 @@ int sdr_flow_engine_init(struct sdr_flow *flow)
 	if (!flow->ps)
 		return 0;
 	/* every engine of the flow (SR's and EC's, ADAPTIVE's) shares them */
-	sdr_path_cfg_default(&pcfg);
-	pcfg.alpha_pct = cfg.alpha_pct;
-	ret = sdr_paths_init(flow->ps, flow->paths, &pcfg);
+	ret = sdr_flow_paths_init(flow, flow->ps, flow->paths);
 	if (ret)
 		return ret;
 	sdr_sr_flow_set_paths(&flow->sr, flow->ps);
 	return 0;
+}
+
+/* A fresh view @ps of @n paths of @flow, configured from its engine's. */
+int sdr_flow_paths_init(struct sdr_flow *flow, struct sdr_paths *ps, u32 n)
+{
+	struct sdr_path_cfg pcfg;
+	struct sdr_sr_cfg cfg;
+
+	sdr_flow_engine_cfg(flow, &cfg);
+	sdr_path_cfg_default(&pcfg);
+	pcfg.alpha_pct = cfg.alpha_pct;
+	return sdr_paths_init(ps, n, &pcfg);
 }
 
 /*

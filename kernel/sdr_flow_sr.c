@@ -449,7 +449,7 @@ static u64 sdr_srk_stat(struct sdr_flow *flow, u32 i)
 
 const struct sdr_policy_ops sdr_sr_ops = {
 	.id		= SDR_POLICY_SR,
-	.features	= SDR_PF_ACKED,
+	.features	= SDR_PF_ACKED | SDR_PF_PATHS,
 	.engine		= sdr_srk_engine,
 	.flow_init	= sdr_srk_flow_init,
 	.flow_free	= sdr_srk_flow_free,

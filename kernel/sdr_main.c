@@ -82,11 +82,20 @@ static void sdr_ib_remove(struct ib_device *ibdev, void *client_data)
 	down_write(&sdev->rwsem);
 	sdev->dying = true;
 	xa_for_each(&sdev->flows, id, flow) {
+		/* another device's flow with a rail here goes on without it */
+		if (flow->sdev != sdev) {
+			sdr_flow_rail_gone(flow, sdev);
+			continue;
+		}
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
 		sdr_sysfs_del_flow(flow);
 	}
 	sdr_net_stop(sdev);
 	xa_for_each(&sdev->flows, id, flow) {
+		if (flow->sdev != sdev) {
+			sdr_flow_rail_release(flow, sdev);
+			continue;
+		}
 		ah = xchg(&flow->ah, NULL);
 		if (ah)
 			rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);

@@ -41,6 +41,7 @@ struct sdr_tx {
 	struct list_head	node;		/* sdev->tx_free while free */
 	struct sdr_dev		*sdev;
 	struct sdr_flow		*flow;		/* referenced while posted */
+	struct sdr_txq		*txq;		/* its rail's, counts it posted */
 	struct sdr_txmsg	*msg;		/* DATA; NULL for control */
 	void			*buf;
 	u64			buf_dma;
@@ -184,15 +185,17 @@ static void sdr_tx_release(struct sdr_tx *tx)
 {
 	struct sdr_dev *sdev = tx->sdev;
 	struct sdr_flow *flow = tx->flow;
+	struct sdr_txq *txq = tx->txq;
 	bool flow_idle;
 
 	tx->flow = NULL;
+	tx->txq = NULL;
 	tx->msg = NULL;
 	spin_lock_bh(&sdev->tx_lock);
 	list_add(&tx->node, &sdev->tx_free);
 	spin_unlock_bh(&sdev->tx_lock);
 	/* either reaching 0 may be what teardown waits for */
-	flow_idle = atomic_dec_and_test(&flow->tx_posted);
+	flow_idle = atomic_dec_and_test(&txq->posted);
 	if (atomic_dec_and_test(&sdev->tx_inflight) || flow_idle)
 		wake_up(&sdev->tx_wait);
 	sdr_flow_put(flow);
@@ -322,12 +325,13 @@ static bool sdr_tx_can_post(struct sdr_dev *sdev)
 }
 
 /*
- * Take a free send context for a packet of @flow (@msg for DATA, NULL
- * for control): it holds a flow reference until sdr_tx_release().
- * tx_lock held, sdr_tx_can_post() true.
+ * Take a free send context for a packet of @flow on this device, its
+ * rail whose queue is @txq (@msg for DATA, NULL for control): it holds a
+ * flow reference until sdr_tx_release().  tx_lock held, sdr_tx_can_post()
+ * true.
  */
 static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
-				   struct sdr_txmsg *msg)
+				   struct sdr_txq *txq, struct sdr_txmsg *msg)
 {
 	struct sdr_tx *tx = list_first_entry(&sdev->tx_free, struct sdr_tx,
 					     node);
@@ -336,8 +340,9 @@ static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
 	list_del(&tx->node);
 	sdr_flow_get(flow);
 	tx->flow = flow;
+	tx->txq = txq;
 	tx->msg = msg;
-	atomic_inc(&flow->tx_posted);
+	atomic_inc(&txq->posted);
 	atomic_inc(&sdev->tx_inflight);
 	return tx;
 }
@@ -349,38 +354,37 @@ static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
  */
 static void sdr_net_tx_kick(struct sdr_dev *sdev)
 {
+	struct sdr_tx_dest dest;
 	struct sdr_txmsg *msg;
 	struct sdr_flow *flow;
+	struct sdr_txq *txq;
 	struct sdr_pkt pkt;
 	struct sdr_tx *tx;
-	u32 qpn, qkey, path;
 	const u8 *data;
-	struct ib_ah *ah;
 	int ret;
 
 	spin_lock_bh(&sdev->tx_lock);
 	while (sdr_tx_can_post(sdev) && !list_empty(&sdev->tx_flows)) {
-		flow = list_first_entry(&sdev->tx_flows, struct sdr_flow,
-					tx_node);
+		txq = list_first_entry(&sdev->tx_flows, struct sdr_txq, node);
+		flow = txq->flow;
 
 		spin_lock(&flow->lock);
-		if (!sdr_flow_tx_next(flow, &pkt, &data, &msg, &path)) {
-			list_del_init(&flow->tx_node);
-			flow->tx_queued = false;
+		if (!sdr_flow_tx_next(flow, txq->rail, &pkt, &data, &msg,
+				      &dest)) {
+			list_del_init(&txq->node);
+			txq->queued = false;
 			spin_unlock(&flow->lock);
 			continue;
 		}
-		ah = flow->ah;
-		qpn = flow->peer_qpn;
-		qkey = flow->peer_qkey;
 		spin_unlock(&flow->lock);
-		list_move_tail(&flow->tx_node, &sdev->tx_flows);
+		list_move_tail(&txq->node, &sdev->tx_flows);
 
-		tx = sdr_tx_claim(sdev, flow, msg);
+		tx = sdr_tx_claim(sdev, flow, txq, msg);
 		sdr_wire_encode(&pkt, tx->buf);
-		/* flow->paths is at most the device's: checked at create */
-		ret = sdr_tx_post(tx, flow, path, ah, qpn, qkey,
-				  SDR_WIRE_HDR_LEN, data, pkt.payload_len);
+		/* a rail's paths are at most its device's: checked at create */
+		ret = sdr_tx_post(tx, flow, dest.qp, dest.ah, dest.qpn,
+				  dest.qkey, SDR_WIRE_HDR_LEN, data,
+				  pkt.payload_len);
 		if (ret) {
 			pr_err_ratelimited("%s: flow %u: post send failed: %d\n",
 					   sdev->name, flow->id, ret);
@@ -421,7 +425,7 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 		spin_unlock_bh(&sdev->tx_lock);
 		return -ENOTCONN;
 	}
-	tx = sdr_tx_claim(sdev, flow, NULL);
+	tx = sdr_tx_claim(sdev, flow, &flow->txq, NULL);
 	sdr_wire_encode(pkt, tx->buf);
 	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
 	ret = sdr_tx_post(tx, flow, 0, ah, qpn, qkey, SDR_WIRE_HDR_LEN + len,

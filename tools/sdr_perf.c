@@ -37,7 +37,7 @@
 #define STALL_US	(60 * 1000000LL)	/* any side: no progress at all */
 #define CTL_TIMEOUT_MS	30000
 #define PERF_MAGIC	0x46524453u		/* "SDRF" */
-#define PERF_VERSION	3	/* 2: struct result has spurious; 3: paths */
+#define PERF_VERSION	4	/* 2: struct result has spurious; 3: paths; 4: rails */
 #define MB		1048576.0		/* MB/s as perftest reports it */
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_VERIFY = 3 };
@@ -54,7 +54,9 @@ struct opts {
 	uint32_t inflight;
 	uint32_t mtu;
 	uint32_t ec_k, ec_m;	/* 0: the kernel's default */
-	uint32_t paths;		/* 0: one */
+	uint32_t paths;		/* 0: one (per rail) */
+	uint32_t nrails;	/* devices in --rails, 0: none given */
+	char rails[SDR_RAILS_MAX][SDR_DEVNAME_LEN];	/* [0] is dev */
 	bool verify;
 	bool json;
 	bool quiet;
@@ -66,7 +68,7 @@ struct hello {
 	int32_t status;		/* -errno of the sender's flow creation, or 0 */
 	uint32_t policy, chunk, inflight, mtu, verify;
 	uint64_t size, count;
-	uint32_t duration_s, paths;
+	uint32_t duration_s, paths, nrails;
 };
 
 /* Round 2: the endpoint, after both know the parameters. */
@@ -75,6 +77,7 @@ struct hello2 {
 	uint32_t pad;
 	struct sdr_endpoint ep;
 	struct sdr_ep_paths paths;	/* the QPNs it sends from */
+	struct sdr_rail_ep rails[SDR_RAILS_MAX - 1];	/* rails 1.. */
 };
 
 /* Control records during and after the run: fixed size. */
@@ -347,6 +350,9 @@ static void usage(FILE *f)
 "  -k, --ec-k=K           EC: data packets per submessage (default: the kernel's)\n"
 "  -M, --ec-m=M           EC: parity packets per submessage (default: the kernel's)\n"
 "      --paths=N          spread the flow over N QPs of the device (default 1)\n"
+"      --rails=DEV,DEV... spread it over these devices, N QPs each (the first\n"
+"                         is the flow's own, instead of -d; the peer names\n"
+"                         as many of its own)\n"
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
 "      --verify           fill and check every byte (exit 3 on a mismatch)\n"
 "      --json             one JSON object on the last line of stdout\n"
@@ -384,9 +390,38 @@ bad:
 	exit(EXIT_USAGE);
 }
 
+/* --rails=DEV,DEV...: 2..SDR_RAILS_MAX device names, none twice. */
+static void parse_rails(const char *arg, struct opts *o)
+{
+	const char *p = arg, *end;
+	size_t n;
+	uint32_t i;
+
+	o->nrails = 0;
+	for (;;) {
+		end = strchr(p, ',');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (!n || n >= SDR_DEVNAME_LEN || o->nrails == SDR_RAILS_MAX)
+			die(EXIT_USAGE, "rails must be 2..%d device names, comma-separated",
+			    SDR_RAILS_MAX);
+		memcpy(o->rails[o->nrails], p, n);
+		o->rails[o->nrails][n] = 0;
+		for (i = 0; i < o->nrails; i++)
+			if (!strcmp(o->rails[i], o->rails[o->nrails]))
+				die(EXIT_USAGE, "rail %s named twice", o->rails[i]);
+		o->nrails++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	if (o->nrails < 2)
+		die(EXIT_USAGE, "rails must be 2..%d device names, comma-separated",
+		    SDR_RAILS_MAX);
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS };
+	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS };
 	static const struct option lo[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
@@ -400,6 +435,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "ec-m", required_argument, NULL, 'M' },
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "paths", required_argument, NULL, O_PATHS },
+		{ "rails", required_argument, NULL, O_RAILS },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -473,6 +509,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				die(EXIT_USAGE, "paths must be 1..%d", SDR_PATHS_MAX);
 			o->paths = (uint32_t)v;
 			break;
+		case O_RAILS:
+			parse_rails(optarg, o);
+			break;
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
@@ -482,6 +521,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		o->server = argv[optind++];
+	if (o->nrails)
+		o->dev = o->rails[0];
 	if (optind < argc || !o->dev) {
 		if (!o->dev)
 			fprintf(stderr, "sdr_perf: -d DEV is required\n");
@@ -899,6 +940,12 @@ static bool pathfig(const struct run *r, unsigned int fig, unsigned int i,
 	return true;
 }
 
+/* The flow's paths: --paths on each rail. */
+static uint32_t npaths(const struct opts *o)
+{
+	return (o->paths ? o->paths : 1) * (o->nrails ? o->nrails : 1);
+}
+
 /* Per-path figures: a table, or a JSON array of objects. */
 static void report_paths(const struct run *r, bool json)
 {
@@ -913,7 +960,7 @@ static void report_paths(const struct run *r, bool json)
 		printf(" %-5s %-8s %-8s %-11s %-10s %-8s %-9s %-9s %-7s %-8s\n",
 		       "path", "qpn", "state", "tx packets", "acked", "lost",
 		       "loss [%]", "srtt [us]", "drains", "restores");
-	for (i = 0; r->o.paths > 1 && i < r->o.paths; i++) {
+	for (i = 0; npaths(&r->o) > 1 && i < npaths(&r->o); i++) {
 		if (json)
 			printf("%s{\"path\":%u", i ? "," : "", i);
 		else
@@ -957,6 +1004,8 @@ static void report(struct run *r)
 		printf("                    SDR %s BW Test (%s side)\n", "Send",
 		       client ? "client/sender" : "server/receiver");
 		printf(" Device          : %s\n", o->dev);
+		for (uint32_t i = 1; i < o->nrails; i++)
+			printf(" Rail %u          : %s\n", i, o->rails[i]);
 		printf(" Policy          : %s\n", sdr_policy_str(o->policy));
 		printf(" MTU / payload   : %u / %u bytes\n", r->fp.mtu, r->fp.payload);
 		printf(" Chunk size      : %u bytes (%u packets)\n", r->fp.chunk_size,
@@ -991,7 +1040,7 @@ static void report(struct run *r)
 		printf(" tx packets %" PRIu64 "  rx packets %" PRIu64
 		       "  rx dropped %" PRIu64 " (this side)\n",
 		       r->me.tx_packets, r->me.rx_packets, r->me.rx_dropped);
-		if (o->paths > 1)
+		if (npaths(o) > 1)
 			report_paths(r, false);
 		printf("---------------------------------------------------------------------------------------\n");
 	}
@@ -1020,7 +1069,8 @@ static void report(struct run *r)
 		       rx ? rx->ok : 0, r->fp.chunk_size, r->fp.mtu, r->fp.payload,
 		       r->fp.max_msgs, r->ec_k, r->ec_m, r->have_peer ? "true" : "false",
 		       r->auto_choice);
-		printf(",\"paths_n\":%u", o->paths ? o->paths : 1);
+		printf(",\"paths_n\":%u,\"rails_n\":%u", npaths(o),
+		       o->nrails ? o->nrails : 1);
 		report_paths(r, true);
 		printf("}\n");
 	}
@@ -1065,6 +1115,7 @@ int main(int argc, char **argv)
 	mine.count = r.o.count;
 	mine.duration_s = r.o.duration_s;
 	mine.paths = r.o.paths;
+	mine.nrails = r.o.nrails;
 	if (!client && !r.o.quiet)
 		fprintf(stderr, "sdr_perf: waiting for a client on port %u\n", r.o.port);
 	ret = sdr_exchange_tcp(r.o.server, r.o.port, &mine, &theirs, sizeof(mine),
@@ -1090,6 +1141,9 @@ int main(int argc, char **argv)
 		r.o.paths = theirs.paths;
 		r.flow = make_flow(r.ctx, &r.o, &err);
 	}
+	if (theirs.nrails != r.o.nrails)
+		die(EXIT_ERR, "this side has %u rails, the peer %u: give both as many",
+		    r.o.nrails ? r.o.nrails : 1, theirs.nrails ? theirs.nrails : 1);
 
 	/* Round 2: endpoints. */
 	memset(&m2, 0, sizeof(m2));
@@ -1097,6 +1151,12 @@ int main(int argc, char **argv)
 	if (r.flow) {
 		sdr_flow_endpoint(r.flow, &m2.ep);
 		sdr_flow_paths(r.flow, &m2.paths);
+	}
+	for (i = 1; r.flow && !err && i < r.o.nrails; i++) {
+		ret = sdr_flow_rail_add(r.flow, r.o.rails[i], r.o.paths,
+					&m2.rails[i - 1]);
+		if (ret < 0)
+			die(EXIT_ERR, "rail %s: %s", r.o.rails[i], strerror(-ret));
 	}
 	ret = send_all(&m2, sizeof(m2));
 	if (!ret) {
@@ -1125,6 +1185,12 @@ int main(int argc, char **argv)
 		flow_error(&r.o, err, "");
 	if (t2.status)
 		flow_error(&r.o, t2.status, client ? "server: " : "client: ");
+	for (i = 1; i < r.o.nrails; i++) {
+		ret = sdr_flow_rail_connect(r.flow, i, &t2.rails[i - 1]);
+		if (ret)
+			die(EXIT_ERR, "connect rail %s: %s", r.o.rails[i],
+			    strerror(-ret));
+	}
 	ret = sdr_flow_connect_paths(r.flow, &t2.ep, &t2.paths);
 	if (ret)
 		die(EXIT_ERR, "connect: %s", strerror(-ret));
@@ -1146,7 +1212,7 @@ int main(int argc, char **argv)
 		r.ec_k = fi.ec_k;
 		r.ec_m = fi.ec_m;
 	}
-	for (i = 0; r.o.paths > 1 && i < NPATHFIG; i++) {
+	for (i = 0; npaths(&r.o) > 1 && i < NPATHFIG; i++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "path/%s", pathfig_names[i]);

@@ -521,6 +521,7 @@ struct sdr_flow_modify {
  */
 #define SDR_FEATURE_AUTH	(1ULL << 0)	/* authenticated packets (not yet: 0) */
 #define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several QPs (paths) */
+#define SDR_FEATURE_RAILS	(1ULL << 2)	/* a flow over several devices */
 
 struct sdr_query {
 	__u32 size;
@@ -539,6 +540,58 @@ struct sdr_query {
 };
 #define SDR_QUERY_SIZE_V1	80
 
+/*
+ * SDR_IOC_FLOW_RAIL - spread a flow over more devices (rails).
+ * A flow starts on its context's device, rail 0.  Before it connects, it
+ * may take up to SDR_RAILS_MAX - 1 more bound devices (ops below), each
+ * with paths of its own; the flow's paths are then rail 0's, then rail
+ * 1's, and so on (SDR_PATHS_MAX in all).  Policies SR, EC and ADAPTIVE
+ * (and AUTO's choices of them) send over every rail's paths, watching
+ * each path's loss and round trip; NONE sends on rail 0 only; control
+ * packets (ACKs, NACKs, credits) go over rail 0.  Whatever rail a packet
+ * took, the receive bitmap puts it in place.  Rail r of one end talks to
+ * rail r of the other: the ends add the same number of rails, exchange
+ * every rail's ep and ep_paths with the flow's endpoint, connect each
+ * rail, then connect the flow.  A rail's device removed while the flow
+ * runs takes that rail's paths down and the flow goes on over the
+ * others (what was in flight on it is sent again); removing rail 0's
+ * device ends the flow, as without rails.
+ * op SDR_RAIL_ADD: in: flow_id, ibdev (a bound device, not the flow's
+ *      nor one of its rails, whose port MTU is at least the flow's),
+ *      paths (0: 1; at most the device's paths_max and what is left of
+ *      SDR_PATHS_MAX).  out: rail (its index, 1..), paths, ep (the
+ *      rail's endpoint: its gid, qpn and the flow's id on that device;
+ *      the rest as the flow's) and ep_paths (its QPNs).
+ * op SDR_RAIL_CONNECT: in: flow_id, rail, ep and ep_paths: the peer's
+ *      ADD output for the same rail.
+ * errors: EISCONN the flow is already connected (or the rail is);
+ *      ENODEV no such device, or it is going away; EINVAL a bad op,
+ *      rail, paths or endpoint (magic, ABI, payload, chunk_size,
+ *      max_msg_size or max_msgs unlike the flow's, a zero or
+ *      out-of-range flow id or QPN), the flow's own device or one it
+ *      already has, an MTU below the flow's; ENOSPC SDR_RAILS_MAX rails
+ *      already; EHOSTUNREACH no address handle for the peer's GID.
+ *      SDR_IOC_FLOW_CONNECT fails with EINVAL while a rail is not
+ *      connected, or when a rail's peer endpoint carries another token,
+ *      policy geometry or flow than the flow's peer.
+ */
+#define SDR_RAILS_MAX		4
+#define SDR_RAIL_ADD		0
+#define SDR_RAIL_CONNECT	1
+
+struct sdr_flow_rail {
+	__u32 size;
+	__u32 flags;
+	__u32 flow_id;
+	__u32 op;		/* SDR_RAIL_* */
+	__u32 rail;		/* ADD: out; CONNECT: in */
+	__u32 paths;		/* ADD: in/out */
+	__u8  ibdev[SDR_DEVNAME_LEN];	/* ADD: in */
+	struct sdr_endpoint ep;		/* ADD: out; CONNECT: in, the peer's */
+	struct sdr_ep_paths ep_paths;	/* ADD: out; CONNECT: in, the peer's */
+};
+#define SDR_FLOW_RAIL_SIZE_V1	200
+
 #define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
 #define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
 #define SDR_IOC_FLOW_CONNECT	_IO(SDR_IOC_MAGIC, 0x02)
@@ -549,5 +602,6 @@ struct sdr_query {
 #define SDR_IOC_SEND_POST	_IO(SDR_IOC_MAGIC, 0x07)
 #define SDR_IOC_FLOW_MODIFY	_IO(SDR_IOC_MAGIC, 0x08)
 #define SDR_IOC_QUERY		_IO(SDR_IOC_MAGIC, 0x09)
+#define SDR_IOC_FLOW_RAIL	_IO(SDR_IOC_MAGIC, 0x0a)
 
 #endif /* _UAPI_SDR_H */

@@ -128,6 +128,21 @@ int sdr_flow_connect_paths(struct sdr_flow *flow,
 			   const struct sdr_endpoint *peer,
 			   const struct sdr_ep_paths *peer_paths);
 struct sdr_ctx *sdr_flow_ctx(const struct sdr_flow *flow);
+/*
+ * Rails (since 1.5): before it connects, spread a flow over another
+ * bound device (SDR_IOC_FLOW_RAIL) with @paths of its QPs (0: 1).  Returns
+ * the rail's index (1..) and fills @out, the rail's endpoint and QPNs to
+ * give the peer; the peer connects its own rail of that index with it
+ * (sdr_flow_rail_connect()), every rail before the flow itself.
+ */
+struct sdr_rail_ep {
+	struct sdr_endpoint ep;
+	struct sdr_ep_paths paths;
+};
+int sdr_flow_rail_add(struct sdr_flow *flow, const char *ibdev,
+		      uint32_t paths, struct sdr_rail_ep *out);
+int sdr_flow_rail_connect(struct sdr_flow *flow, uint32_t rail,
+			  const struct sdr_rail_ep *peer);
 
 /*
  * Sending.  The send region is max_msgs slots of slot_stride bytes; a send

@@ -284,6 +284,45 @@ int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer)
 	return sdr_flow_connect_paths(flow, peer, NULL);
 }
 
+int sdr_flow_rail_add(struct sdr_flow *flow, const char *ibdev,
+		      uint32_t paths, struct sdr_rail_ep *out)
+{
+	struct sdr_flow_rail r;
+	int ret;
+
+	if (!flow || !ibdev || !out || strlen(ibdev) >= sizeof(r.ibdev))
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.flow_id = flow->props.flow_id;
+	r.op = SDR_RAIL_ADD;
+	r.paths = paths;
+	memcpy(r.ibdev, ibdev, strlen(ibdev));
+	ret = sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_RAIL, &r);
+	if (ret)
+		return ret;
+	out->ep = r.ep;
+	out->paths = r.ep_paths;
+	return (int)r.rail;
+}
+
+int sdr_flow_rail_connect(struct sdr_flow *flow, uint32_t rail,
+			  const struct sdr_rail_ep *peer)
+{
+	struct sdr_flow_rail r;
+
+	if (!flow || !peer)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.flow_id = flow->props.flow_id;
+	r.op = SDR_RAIL_CONNECT;
+	r.rail = rail;
+	r.ep = peer->ep;
+	r.ep_paths = peer->paths;
+	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_RAIL, &r);
+}
+
 struct sdr_ctx *sdr_flow_ctx(const struct sdr_flow *flow)
 {
 	return flow ? flow->ctx : NULL;

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: a flow over several devices (rails), SDR_IOC_FLOW_RAIL.
+ *
+ * A flow lives on its context's device (rail 0): its ring, its regions,
+ * its control packets.  Each more rail is another bound device the flow
+ * sends DATA over and receives DATA on: the flow takes an id in that
+ * device's flows (the peer's packets there carry it), the device's first
+ * QPs as more paths of the flow's engine, and an address handle to the
+ * peer's same rail.  Each device pulls the flow's packets for its own
+ * paths only (sdr_flow_tx_next() narrows the engine's picks to them),
+ * so a rail sends as fast as its device takes packets, and the engine
+ * keeps the rails' loads level.
+ *
+ * A rail's device can go away under a running flow: its removal takes
+ * the rail off the device's send list and its paths down (the engine
+ * sends what was in flight there again over the others), then, with the
+ * device's sends flushed, destroys the rail's address handle and leaves
+ * the device's flows.  The rail itself (its peer's QPNs for receive
+ * checks, its counters in sysfs) stays until the flow is freed.
+ */
+#include "sdr.h"
+#include "sdr_flow.h"
+
+/*
+ * The rail of @flow on @sdev, or NULL (flow->lock or the context's lock
+ * held: rails are added under both; none goes before the flow).
+ */
+static struct sdr_rail *sdr_flow_rail_of(struct sdr_flow *flow,
+					 struct sdr_dev *sdev)
+{
+	u32 r;
+
+	for (r = 1; r < flow->nrails; r++)
+		if (flow->rails[r - 1]->sdev == sdev)
+			return flow->rails[r - 1];
+	return NULL;
+}
+
+/* Take rail @rl off its device's send list. */
+void sdr_flow_rail_unqueue(struct sdr_flow *flow, struct sdr_rail *rl)
+{
+	spin_lock_bh(&rl->sdev->tx_lock);
+	spin_lock(&flow->lock);
+	if (rl->txq.queued) {
+		list_del_init(&rl->txq.node);
+		rl->txq.queued = false;
+	}
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&rl->sdev->tx_lock);
+}
+
+/*
+ * The rail of @flow on @sdev cannot send any more (its device goes away
+ * or broke): off the send list, its paths down, the other rails kicked
+ * to send what it had in flight again.
+ */
+void sdr_flow_rail_gone(struct sdr_flow *flow, struct sdr_dev *sdev)
+{
+	u64 now = ktime_get_ns();
+	struct sdr_rail *rl;
+	u32 i;
+
+	spin_lock_bh(&flow->lock);
+	rl = sdr_flow_rail_of(flow, sdev);
+	if (!rl) {
+		spin_unlock_bh(&flow->lock);
+		return;
+	}
+	if (!rl->gone) {
+		rl->gone = true;
+		for (i = 0; i < rl->n; i++)
+			sdr_path_set_down(flow->ps, rl->first + i, true, now);
+	}
+	spin_unlock_bh(&flow->lock);
+	sdr_flow_rail_unqueue(flow, rl);
+	pr_info_ratelimited("%s: flow %u: rail gone, %u of its paths down\n",
+			    sdev->name, flow->id, rl->n);
+	sdr_flow_queue_tx(flow);
+}
+
+/*
+ * Let go of @sdev (users lock held, for write by its removal): once the
+ * device holds none of the rail's sends, destroy its address handle and
+ * leave the device's flows.  The flow is dead or its rail gone, so
+ * nothing posts on the rail meanwhile.
+ */
+void sdr_flow_rail_release(struct sdr_flow *flow, struct sdr_dev *sdev)
+{
+	struct sdr_rail *rl;
+	struct ib_ah *ah;
+
+	spin_lock_bh(&flow->lock);
+	rl = sdr_flow_rail_of(flow, sdev);
+	spin_unlock_bh(&flow->lock);
+	if (!rl)
+		return;
+	while (!wait_event_timeout(sdev->tx_wait,
+				   !atomic_read(&rl->txq.posted), 10 * HZ))
+		pr_err_ratelimited("%s: flow %u: rail sends not completing\n",
+				   sdev->name, flow->id);
+	spin_lock_bh(&sdev->tx_lock);
+	spin_lock(&flow->lock);
+	ah = rl->ah;
+	rl->ah = NULL;
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->tx_lock);
+	if (ah)
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	if (rl->listed) {
+		rl->listed = false;
+		if (xa_erase(&sdev->flows, rl->id))
+			atomic_dec(&sdev->nr_flows);
+	}
+}
+
+/*
+ * The flow is being destroyed (shut down: dead, off every send list):
+ * let go of each rail's device still there.  One being removed now waits
+ * for its removal, which lets go itself.
+ */
+void sdr_flow_rails_detach(struct sdr_flow *flow)
+{
+	struct sdr_rail *rl;
+	u32 r;
+
+	for (r = 1; r < flow->nrails; r++) {
+		rl = flow->rails[r - 1];
+		down_read(&rl->sdev->rwsem);
+		if (!rl->sdev->dying)
+			sdr_flow_rail_release(flow, rl->sdev);
+		up_read(&rl->sdev->rwsem);
+	}
+}
+
+/*
+ * At the flow's connect to the peer endpoint @p: every rail connected,
+ * each to the same peer (its endpoint the same flow's: token, policy
+ * geometry).  0 or -EINVAL.
+ */
+int sdr_flow_rails_check(struct sdr_flow *flow, const struct sdr_endpoint *p)
+{
+	const struct sdr_endpoint *rp;
+	u32 r;
+
+	for (r = 1; r < flow->nrails; r++) {
+		rp = &flow->rails[r - 1]->peer_ep;
+		if (!flow->rails[r - 1]->connected) {
+			pr_debug("%s: flow %u: rail %u not connected\n",
+				 flow->sdev->name, flow->id, r);
+			return -EINVAL;
+		}
+		if (rp->token_lo != p->token_lo ||
+		    rp->token_hi != p->token_hi || rp->seq0 != p->seq0 ||
+		    rp->none_window != p->none_window) {
+			pr_debug("%s: flow %u: rail %u is another peer's\n",
+				 flow->sdev->name, flow->id, r);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
+{
+	struct sdr_paths *ps, *old;
+	struct sdr_rail *rl = NULL;
+	struct sdr_dev *rs;
+	union ib_gid gid;
+	u32 id, r;
+	int ret;
+
+	if (flow->nrails == SDR_RAILS_MAX)
+		return -ENOSPC;
+	if (arg->rail ||
+	    strnlen((const char *)arg->ibdev, SDR_DEVNAME_LEN) ==
+	    SDR_DEVNAME_LEN)
+		return -EINVAL;
+	rs = sdr_dev_get_by_name((const char *)arg->ibdev);
+	if (!rs)
+		return -ENODEV;
+	ret = -EINVAL;
+	if (rs == flow->sdev || sdr_flow_rail_of(flow, rs))
+		goto err_put;
+	if (!arg->paths)
+		arg->paths = 1;
+	down_read(&rs->rwsem);
+	ret = -ENODEV;
+	if (rs->dying || READ_ONCE(rs->broken))
+		goto err_unlock;
+	ret = -EINVAL;
+	if (arg->paths > rs->nr_paths ||
+	    flow->paths + arg->paths > SDR_PATHS_MAX || rs->mtu < flow->mtu)
+		goto err_unlock;
+	ret = sdr_dev_query_gid(rs, &gid, NULL);
+	if (ret)
+		goto err_unlock;
+	ret = -ENOMEM;
+	rl = kzalloc(sizeof(*rl), GFP_KERNEL);
+	ps = kzalloc(sizeof(*ps), GFP_KERNEL);
+	if (!rl || !ps)
+		goto err_free;
+	/* fresh: nothing was sent yet */
+	ret = sdr_flow_paths_init(flow, ps, flow->paths + arg->paths);
+	if (ret)
+		goto err_free;
+	ret = sdr_flow_alloc_id(rs, &id);
+	if (ret)
+		goto err_free;
+
+	rl->sdev = rs;		/* the reference sdr_dev_get_by_name() took */
+	rl->id = id;
+	rl->first = flow->paths;
+	rl->n = arg->paths;
+	INIT_LIST_HEAD(&rl->txq.node);
+	rl->txq.flow = flow;
+	rl->txq.rail = flow->nrails;
+	sdr_flow_fill_ep(flow, rs, &gid, id, &arg->ep);
+
+	spin_lock_bh(&flow->lock);
+	sdr_flow_fill_paths(flow, rs, rl->first, rl->n, &arg->ep_paths);
+	old = flow->ps;
+	flow->ps = ps;
+	sdr_sr_flow_set_paths(&flow->sr, ps);
+	if (flow->ad)
+		sdr_sr_flow_set_paths(flow->ad, ps);
+	r = flow->nrails;
+	flow->rails[r - 1] = rl;
+	flow->nrails++;
+	flow->paths += rl->n;
+	spin_unlock_bh(&flow->lock);
+	kfree(old);
+
+	rl->listed = true;
+	atomic_inc(&rs->nr_flows);
+	/* the receive path finds it complete, and finds it not connected */
+	xa_store(&rs->flows, id, flow, GFP_KERNEL);
+	up_read(&rs->rwsem);
+	arg->rail = r;
+	return 0;
+
+err_free:
+	kfree(ps);
+	kfree(rl);
+err_unlock:
+	up_read(&rs->rwsem);
+err_put:
+	sdr_dev_put(rs);
+	return ret;
+}
+
+static int sdr_rail_connect(struct sdr_flow *flow, struct sdr_flow_rail *arg)
+{
+	const struct sdr_endpoint *p = &arg->ep;
+	struct sdr_ep_paths pp;
+	struct sdr_rail *rl;
+	struct ib_ah *ah;
+	int ret;
+
+	if (!arg->rail || arg->rail >= flow->nrails || arg->paths ||
+	    arg->ibdev[0])
+		return -EINVAL;
+	rl = flow->rails[arg->rail - 1];
+	if (rl->connected)
+		return -EISCONN;
+	ret = sdr_flow_check_peer(flow, p);
+	if (ret)
+		return ret;
+	ret = sdr_flow_peer_paths(p, &arg->ep_paths, &pp);
+	if (ret)
+		return ret;
+	down_read(&rl->sdev->rwsem);
+	if (rl->sdev->dying || rl->gone) {
+		up_read(&rl->sdev->rwsem);
+		return -ENODEV;
+	}
+	ah = sdr_dev_ah(rl->sdev, flow, p->gid);
+	if (IS_ERR(ah)) {
+		up_read(&rl->sdev->rwsem);
+		return PTR_ERR(ah);
+	}
+	spin_lock_bh(&flow->lock);
+	rl->ah = ah;
+	rl->peer_qpn = sdr_ep_get(p->qpn);
+	rl->peer_qkey = sdr_ep_get(p->qkey);
+	rl->peer_flow = sdr_ep_get(p->flow_id);
+	rl->peer_npaths = pp.n;
+	memcpy(rl->peer_path_qpn, pp.qpn, sizeof(rl->peer_path_qpn));
+	memcpy(rl->peer_gid.raw, p->gid, sizeof(rl->peer_gid.raw));
+	rl->peer_ep = *p;
+	rl->connected = true;
+	spin_unlock_bh(&flow->lock);
+	up_read(&rl->sdev->rwsem);
+	return 0;
+}
+
+/* SDR_IOC_FLOW_RAIL (ctx->lock and the flow's device's users lock held) */
+int sdr_flow_rail(struct sdr_ctx *ctx, struct sdr_flow_rail *arg)
+{
+	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
+
+	if (!flow)
+		return -ENOENT;
+	if (flow->state != SDR_FLOW_IDLE)
+		return -EISCONN;
+	switch (arg->op) {
+	case SDR_RAIL_ADD:
+		return sdr_rail_add(flow, arg);
+	case SDR_RAIL_CONNECT:
+		return sdr_rail_connect(flow, arg);
+	default:
+		return -EINVAL;
+	}
+}
