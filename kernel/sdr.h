@@ -332,6 +332,9 @@ struct sdr_txq {
 	u32			rail;		/* 0: the flow's own device */
 	struct sdr_flow		*flow;
 	atomic_t		posted;
+	/* the flow's packets over this rail (under flow->lock) */
+	u64			tx_packets;	/* DATA handed to the device */
+	u64			rx_packets;	/* the peer's, taken in */
 };
 
 /*

@@ -501,22 +501,23 @@ static bool sdr_qpn_in(const u32 *qpns, u32 n, u32 qpn)
 }
 
 /*
- * Whether a packet that came to @sdev from QPN @qpn and GID @sgid is
- * @flow's peer's: it sends to rail 0 from the QPs and GID its endpoint
- * gave, to another rail from those of its same rail (flow->lock held).
+ * If a packet that came to @sdev from QPN @qpn and GID @sgid is @flow's
+ * peer's, the queue of the rail it came by, else NULL: the peer sends to
+ * rail 0 from the QPs and GID its endpoint gave, to another rail from
+ * those of its same rail (flow->lock held).
  */
-static bool sdr_flow_from_peer(const struct sdr_flow *flow,
-			       const struct sdr_dev *sdev, u32 qpn,
-			       const union ib_gid *sgid)
+static struct sdr_txq *sdr_flow_from_peer(struct sdr_flow *flow,
+					  const struct sdr_dev *sdev, u32 qpn,
+					  const union ib_gid *sgid)
 {
-	const struct sdr_rail *rl;
+	struct sdr_rail *rl;
 	u32 r;
 
 	if (sdev == flow->sdev)
 		return sdr_qpn_in(flow->peer_path_qpn, flow->peer_npaths,
 				  qpn) &&
 		       !memcmp(sgid->raw, flow->peer_gid.raw,
-			       sizeof(sgid->raw));
+			       sizeof(sgid->raw)) ? &flow->txq : NULL;
 	for (r = 1; r < flow->nrails; r++) {
 		rl = flow->rails[r - 1];
 		if (rl->sdev == sdev)
@@ -524,9 +525,9 @@ static bool sdr_flow_from_peer(const struct sdr_flow *flow,
 			       sdr_qpn_in(rl->peer_path_qpn, rl->peer_npaths,
 					  qpn) &&
 			       !memcmp(sgid->raw, rl->peer_gid.raw,
-				       sizeof(sgid->raw));
+				       sizeof(sgid->raw)) ? &rl->txq : NULL;
 	}
-	return false;
+	return NULL;
 }
 
 /* Flow @id of @ctx (ctx->lock held), or NULL. */
@@ -809,6 +810,7 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 {
 	const struct sdr_policy_ops *ops;
 	struct sdr_ctrlq q = { .n = 0 };
+	struct sdr_txq *txq;
 	bool kick = false;
 	int drop = 0;
 
@@ -822,12 +824,13 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		drop = SDR_DROP_TOKEN;
 		goto out_unlock;
 	}
-	if (flow->state == SDR_FLOW_IDLE ||
-	    !sdr_flow_from_peer(flow, sdev, src_qp, sgid) ||
-	    pkt->src_flow != flow->peer_flow) {
+	txq = flow->state == SDR_FLOW_IDLE ? NULL :
+	      sdr_flow_from_peer(flow, sdev, src_qp, sgid);
+	if (!txq || pkt->src_flow != flow->peer_flow) {
 		drop = SDR_DROP_PEER;
 		goto out_unlock;
 	}
+	txq->rx_packets++;
 	if (flow->state != SDR_FLOW_CONNECTED) {
 		drop = SDR_DROP_STALE;
 		goto out_unlock;
@@ -917,6 +920,7 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
 			continue;
 		*msgp = msg;
 		msg->pkts_posted++;
+		sdr_flow_txq(flow, rail)->tx_packets++;
 		flow->stats.tx_packets++;
 		flow->stats.tx_bytes += pkt->payload_len;
 		found = true;

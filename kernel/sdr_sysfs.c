@@ -284,6 +284,38 @@ static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%s\n", sdr_policy_name(READ_ONCE(flow->policy)));
 }
 
+/*
+ * One line per rail: index, device, the flow's paths on it, its state
+ * (idle: not connected; up; gone: its device was removed) and the
+ * flow's packets over it, out and in.
+ */
+static ssize_t rails_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	struct sdr_flow *flow = sdr_kobj_flow(kobj);
+	const struct sdr_rail *rl;
+	const struct sdr_txq *q;
+	ssize_t n = 0;
+	u32 r, first, last;
+	const char *state;
+
+	spin_lock_bh(&flow->lock);
+	for (r = 0; r < flow->nrails; r++) {
+		rl = r ? flow->rails[r - 1] : NULL;
+		q = sdr_flow_txq(flow, r);
+		first = rl ? rl->first : 0;
+		last = first + (rl ? rl->n : flow->rail0_paths) - 1;
+		state = !rl ? "up" : rl->gone ? "gone" :
+			rl->connected ? "up" : "idle";
+		n += sysfs_emit_at(buf, n, "%u %s paths %u-%u %s tx %llu rx %llu\n",
+				   r, (rl ? rl->sdev : flow->sdev)->name, first,
+				   last, state, q->tx_packets, q->rx_packets);
+	}
+	spin_unlock_bh(&flow->lock);
+	return n;
+}
+static struct kobj_attribute sdr_fa_rails = __ATTR_RO(rails);
+
 /* Changing a live flow: its owner, or an administrator. */
 static bool sdr_flow_may_change(struct sdr_flow *flow)
 {
@@ -392,6 +424,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_owner_pid.attr.attr,
 	&sdr_fa_owner_uid.attr.attr,
 	&sdr_fa_policy.attr,
+	&sdr_fa_rails.attr,
 	&sdr_fa_ec_geometry.attr,
 	&sdr_fa_policies.attr,
 	&sdr_fa_state.attr,

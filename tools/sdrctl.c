@@ -366,6 +366,7 @@ static const struct {
 } feature_names[] = {
 	{ SDR_FEATURE_AUTH, "auth" },
 	{ SDR_FEATURE_MULTIPATH, "multipath" },
+	{ SDR_FEATURE_RAILS, "rails" },
 };
 
 /* A mask as a list of names: policies by id, features by feature_names. */

@@ -70,7 +70,7 @@
 #define HIST_LEN	200
 #define NSTREAMS	4
 #define NRPOSTS		8
-#define NSTAT		12		/* 10 ioctls, mmap, unknown ioctls */
+#define NSTAT		13		/* 11 ioctls, mmap, unknown ioctls */
 #define NERR		140
 #define MAX_REPORTS	25
 #define PG		4096UL
@@ -556,7 +556,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 /* ---- ioctls ---- */
 
 enum { NR_BIND, NR_CREATE, NR_CONNECT, NR_DESTROY, NR_INFO, NR_RPOST,
-       NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, ST_MMAP, ST_UNKNOWN };
+       NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, NR_RAIL, ST_MMAP,
+       ST_UNKNOWN };
 
 static const struct ioc {
 	const char *name;
@@ -597,12 +598,15 @@ static const struct ioc {
 			SDR_FLOW_MODIFY_POLICY | SDR_FLOW_MODIFY_EC, { 0 } },
 	[NR_QUERY] = { "QUERY", SDR_IOC_QUERY, SDR_QUERY_SIZE_V1,
 		       sizeof(struct sdr_query), 0, { 0 } },
+	[NR_RAIL] = { "FLOW_RAIL", SDR_IOC_FLOW_RAIL, SDR_FLOW_RAIL_SIZE_V1,
+		      sizeof(struct sdr_flow_rail), 0,
+		      { EISCONN, ENOSPC, EHOSTUNREACH, ENOMEM } },
 };
 
 static const char *const stat_name[NSTAT] = {
 	"BIND", "FLOW_CREATE", "FLOW_CONNECT", "FLOW_DESTROY", "FLOW_INFO",
 	"RECV_POST", "RECV_COMPLETE", "SEND_POST", "FLOW_MODIFY", "QUERY",
-	"mmap", "unknown ioctl",
+	"FLOW_RAIL", "mmap", "unknown ioctl",
 };
 
 /* The errors of every ioctl (uapi/sdr.h, top comment). */
@@ -2112,6 +2116,50 @@ static void op_modify(struct thr *t)
 }
 
 /*
+ * SDR_IOC_FLOW_RAIL: add the other device (or this one, or none such) as
+ * a rail of any flow, connect a rail of it to another flow's endpoint
+ * (mangled at times); a clean ADD names a rail 1..3.
+ */
+static void op_rail(struct thr *t)
+{
+	struct sdr_flow_rail r = { .size = sizeof(r) };
+	struct fzflow f, g;
+	struct call c;
+	int fi, s, gi;
+
+	r.flow_id = some_flow_id(t, &f, &fi, &s);
+	if (pct(t, 60)) {
+		r.op = SDR_RAIL_ADD;
+		r.paths = pct(t, 80) ? below(t, 3) : (uint32_t)rnd(t);
+		if (pct(t, 85))
+			snprintf((char *)r.ibdev, sizeof(r.ibdev), "%s",
+				 S.dev[fi >= 0 ? !f.dev : below(t, 2)]);
+		else if (pct(t, 50))
+			snprintf((char *)r.ibdev, sizeof(r.ibdev), "sdr_fz%u",
+				 below(t, 4));
+		else
+			random_fill(r.ibdev, sizeof(r.ibdev), rnd(t));
+	} else {
+		r.op = pct(t, 95) ? SDR_RAIL_CONNECT : (uint32_t)rnd(t);
+		r.rail = pct(t, 90) ? below(t, 4) : (uint32_t)rnd(t);
+		gi = pick_flow(t, &g, W_ANY);
+		if (gi >= 0) {
+			r.ep = g.c.ep;
+			r.ep_paths = g.c.ep_paths;
+		}
+		if (pct(t, 10))
+			random_fill(&r.ep, sizeof(r.ep), rnd(t));
+		if (pct(t, 10))
+			random_fill(&r.ep_paths, sizeof(r.ep_paths), rnd(t));
+	}
+	c = fz_ioctl(t, s, NR_RAIL, &r, 10, 0, "flow=%#x op=%u rail=%u paths=%u",
+		     r.flow_id, r.op, r.rail, r.paths);
+	if (c.clean && r.op == SDR_RAIL_ADD && (!r.rail || r.rail >= SDR_RAILS_MAX))
+		fz_fail(t, "FLOW_RAIL ADD on %#x returned rail %u", r.flow_id,
+			r.rail);
+}
+
+/*
  * SDR_IOC_QUERY on any context, bound or not (never EBADFD): a clean
  * answer is this kernel's, whatever else is going on.
  */
@@ -2129,7 +2177,7 @@ static void op_query(struct thr *t)
 	if (q.abi_version != SDR_ABI_VERSION || q.policy_nr != SDR_POLICY_NR ||
 	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
 	    q.policies >> SDR_POLICY_NR ||
-	    q.features != SDR_FEATURE_MULTIPATH || q.ec_max_k != 64 ||
+	    q.features != (SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS) || q.ec_max_k != 64 ||
 	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
 	    q.max_msgs != 1024 || !q.paths_max ||
 	    q.paths_max > SDR_PATHS_MAX || q.__reserved0 ||
@@ -2586,7 +2634,7 @@ static void op_garbage(struct thr *t)
 		cmd = _IO(SDR_IOC_MAGIC, nr);
 		break;
 	}
-	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_QUERY;
+	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_RAIL;
 	random_fill(t->argpg, PG, rnd(t));
 	if (pct(t, 70))
 		hdr[0] = sizes[below(t, 7)];
@@ -2889,6 +2937,7 @@ static const struct op {
 	{ op_bind, 3, 0 },	{ op_create, 5, 1 },	{ op_pair, 5, 0 },
 	{ op_connect, 4, 1 },	{ op_destroy, 4, 1 },	{ op_info, 4, 1 },
 	{ op_modify, 4, 1 },	{ op_query, 2, 1 },	{ op_recv_post, 10, 1 },
+	{ op_rail, 3, 1 },
 	{ op_recv_complete, 5, 1 },			{ op_send, 12, 1 },
 	{ op_transfer, 6, 1 },
 	{ op_stream, 8, 1 },	{ op_stream_vs_peer, 2, 0 },

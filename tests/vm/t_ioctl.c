@@ -177,6 +177,21 @@ static int fill_modify(struct env_fixture *self, void *buf)
 	return self->fa;
 }
 
+/* FLOW_RAIL: a new flow on dev0 takes dev1 as its rail. */
+static int fill_rail(struct env_fixture *self, void *buf)
+{
+	struct sdr_flow_rail *r = buf;
+	struct sdr_flow_create a;
+
+	ASSERT_ERRNO(raw_flow_create(self->fa, 4096, 1, &a), 0);
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->flow_id = a.flow_id;
+	r->op = SDR_RAIL_ADD;
+	snprintf((char *)r->ibdev, sizeof(r->ibdev), "%s", dev1());
+	return self->fa;
+}
+
 /* QUERY on an unbound context: it must not need a bind. */
 static int fill_query(struct env_fixture *self, void *buf)
 {
@@ -211,6 +226,7 @@ static const struct cmd_desc cmds[] = {
 	CMD(FLOW_MODIFY, sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1, -1, fill_modify),
 	CMD(QUERY, sdr_query, SDR_QUERY_SIZE_V1,
 	    offsetof(struct sdr_query, __reserved), fill_query),
+	CMD(FLOW_RAIL, sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, -1, fill_rail),
 };
 #undef CMD
 
@@ -310,7 +326,7 @@ TEST(unknown_ioctl_enotty)
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
-	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0a), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0b), &b), ENOTTY);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC + 1, 0x00), &b), ENOTTY);
 	/* The size must not be encoded: _IOWR of a known nr is another ioctl. */
 	EXPECT_ERRNO(ioctl(fd, _IOWR(SDR_IOC_MAGIC, 0x00, struct sdr_bind), &b), ENOTTY);
@@ -350,7 +366,7 @@ TEST(query_unbound_and_bound)
 	EXPECT_EQ(q.policies, (1ULL << SDR_POLICY_NONE) | (1ULL << SDR_POLICY_SR) |
 			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE) |
 			      (1ULL << SDR_POLICY_AUTO));
-	EXPECT_EQ(q.features, SDR_FEATURE_MULTIPATH);
+	EXPECT_EQ(q.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS);
 	/* the module parameter dev_paths, 4 unless changed */
 	EXPECT_EQ(q.paths_max, sysfs_u64_or("/sys/module/sdr/parameters/dev_paths", 0));
 	EXPECT_EQ(q.__reserved0, 0);

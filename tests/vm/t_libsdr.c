@@ -351,6 +351,286 @@ TEST(exchange_tcp_loopback)
  * the raw ioctl), and its policies are what flow creation and
  * sdr_flow_set_policy take.
  */
+/*
+ * Rails over the two devices: a flow on dev0 takes dev1 as its rail 1
+ * and its peer on dev1 takes dev0, so rail 0 runs dev0 -> dev1 and rail
+ * 1 dev1 -> dev0, each its own pair of QPs.  0, or -1 if a step failed.
+ */
+static int rails_pair(const struct sdr_flow_attr *fa, struct sdr_ctx **cs,
+		      struct sdr_ctx **cr, struct sdr_flow **fs,
+		      struct sdr_flow **fr)
+{
+	struct sdr_endpoint es, er;
+	struct sdr_rail_ep rs, rr;
+
+	*cs = sdr_open(dev0(), NULL);
+	*cr = sdr_open(dev1(), NULL);
+	*fs = *cs ? sdr_flow_create(*cs, fa) : NULL;
+	*fr = *cr ? sdr_flow_create(*cr, fa) : NULL;
+	if (!*fs || !*fr || sdr_flow_rail_add(*fs, dev1(), 0, &rs) != 1 ||
+	    sdr_flow_rail_add(*fr, dev0(), 0, &rr) != 1 ||
+	    sdr_flow_rail_connect(*fs, 1, &rr) ||
+	    sdr_flow_rail_connect(*fr, 1, &rs) ||
+	    sdr_flow_endpoint(*fs, &es) || sdr_flow_endpoint(*fr, &er) ||
+	    sdr_flow_connect(*fs, &er) || sdr_flow_connect(*fr, &es))
+		return -1;
+	return 0;
+}
+
+/*
+ * @n messages of MSG random bytes (seeded by @seed) from @fs to @fr, four
+ * at a time: how many arrived complete with the hash they were sent with.
+ */
+static int rails_xfer(struct sdr_ctx *cs, struct sdr_ctx *cr,
+		      struct sdr_flow *fs, struct sdr_flow *fr, int n,
+		      uint64_t seed)
+{
+	struct sdr_flow_props p;
+	struct sdr_completion c[8];
+	uint64_t want[4];
+	struct sdr_recv *h;
+	int i, k, got, good = 0, sends;
+	int64_t end;
+
+	if (sdr_flow_props(fs, &p))
+		return -1;
+	for (i = 0; i < n; i += 4) {
+		int batch = n - i < 4 ? n - i : 4, recvs = 0;
+
+		sends = 0;
+		for (k = 0; k < batch; k++) {
+			uint8_t *buf = sdr_send_slot(fs, k);
+
+			random_fill(buf, MSG, seed + i + k);
+			want[k] = hash64(buf, MSG);
+			if (sdr_recv_post(fr, k, &h) ||
+			    sdr_send_post(fs, (uint64_t)k * p.slot_stride, MSG,
+					  k, k, NULL))
+				return -1;
+		}
+		end = now_us() + WAIT_HANG_MS * 1000LL;
+		while ((recvs < batch || sends < batch) && now_us() < end) {
+			got = sdr_poll_cq(cr, c, 8);
+			for (k = 0; k < got; k++) {
+				recvs++;
+				if (c[k].type == SDR_CQE_RECV &&
+				    c[k].status == SDR_STATUS_OK &&
+				    c[k].len == MSG && c[k].imm < 4 &&
+				    hash64(sdr_recv_data(c[k].recv), MSG) ==
+				    want[c[k].imm])
+					good++;
+				sdr_recv_complete(c[k].recv);
+			}
+			got = sdr_poll_cq(cs, c, 8);
+			for (k = 0; k < got; k++)
+				sends += c[k].type == SDR_CQE_SEND &&
+					 c[k].status == SDR_STATUS_OK;
+			if (!got)
+				usleep(2000);
+		}
+	}
+	return good;
+}
+
+/* The packets each of the flow's paths sent (flows/<id>/path/tx_packets). */
+static int path_tx(const char *dev, struct sdr_flow *f, uint64_t *tx, int n)
+{
+	struct sdr_flow_props p;
+	char path[160], buf[256], *s = buf, *e;
+	int i;
+
+	if (sdr_flow_props(f, &p))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/path/tx_packets",
+		 dev, p.flow_id);
+	if (sysfs_str(path, buf, sizeof(buf)))
+		return -1;
+	for (i = 0; i < n; i++) {
+		tx[i] = strtoull(s, &e, 10);
+		if (e == s)
+			return -1;
+		s = e;
+	}
+	return 0;
+}
+
+/*
+ * Rail @r's line of flows/<id>/rails of flow @f on @dev: its device name
+ * in @name, its state in @state, its packets out and in.  0 or -1.
+ */
+static int rail_line(const char *dev, struct sdr_flow *f, unsigned int r,
+		     char *name, char *state, uint64_t *tx, uint64_t *rx)
+{
+	struct sdr_flow_props p;
+	char path[160], buf[512], *line = buf;
+	unsigned int idx, first, last;
+	unsigned long long t, x;
+	FILE *fp;
+
+	if (sdr_flow_props(f, &p))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/rails", dev,
+		 p.flow_id);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	t = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[t] = 0;
+	while (line && *line) {
+		if (sscanf(line, "%u %63s paths %u-%u %15s tx %llu rx %llu", &idx,
+			   name, &first, &last, state, &t, &x) == 7 && idx == r) {
+			*tx = t;
+			*rx = x;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -1;
+}
+
+/*
+ * A flow over two rails: every message arrives whole with its hash under
+ * SR, EC and ADAPTIVE, both rails' paths carry packets and sysfs counts
+ * them per rail on both ends; NONE sends over rail 0 only.
+ */
+TEST(rails_carry_every_policy)
+{
+	struct sdr_flow_attr fa = { .policy = SDR_POLICY_SR,
+				    .max_msg_size = MSG, .max_msgs = 4 };
+	static const uint32_t pol[] = { SDR_POLICY_SR, SDR_POLICY_EC,
+					SDR_POLICY_ADAPTIVE };
+	uint64_t tx[2], t0, r0, t1, r1, t0b, t1b;
+	char name[64], state[16];
+	struct sdr_ctx *cs, *cr;
+	struct sdr_flow *fs, *fr;
+	unsigned int i;
+
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_EQ(rails_pair(&fa, &cs, &cr, &fs, &fr), 0);
+	for (i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
+		ASSERT_EQ(sdr_flow_set_policy(fs, pol[i]), 0);
+		EXPECT_EQ(rails_xfer(cs, cr, fs, fr, 8, 100 * i), 8);
+	}
+	ASSERT_EQ(path_tx(dev0(), fs, tx, 2), 0);
+	TH_LOG("path tx packets: rail 0 %llu, rail 1 %llu",
+	       (unsigned long long)tx[0], (unsigned long long)tx[1]);
+	EXPECT_GT(tx[0], 0);
+	EXPECT_GT(tx[1], 0);
+
+	/* per rail in sysfs: the sender's out, the receiver's in */
+	ASSERT_EQ(rail_line(dev0(), fs, 1, name, state, &t1, &r1), 0);
+	EXPECT_EQ(strcmp(name, dev1()), 0);
+	EXPECT_EQ(strcmp(state, "up"), 0);
+	EXPECT_GE(t1, tx[1]);
+	ASSERT_EQ(rail_line(dev1(), fr, 1, name, state, &t0, &r0), 0);
+	EXPECT_EQ(strcmp(name, dev0()), 0);
+	EXPECT_GT(r0, 0);
+	EXPECT_LE(r0, t1);	/* what came by rail 1 was sent by it */
+	ASSERT_EQ(rail_line(dev0(), fs, 0, name, state, &t0, &r0), 0);
+	EXPECT_EQ(strcmp(name, dev0()), 0);
+
+	/* NONE: rail 0 only */
+	ASSERT_EQ(sdr_flow_set_policy(fs, SDR_POLICY_NONE), 0);
+	EXPECT_EQ(rails_xfer(cs, cr, fs, fr, 4, 1000), 4);
+	ASSERT_EQ(rail_line(dev0(), fs, 0, name, state, &t0b, &r0), 0);
+	ASSERT_EQ(rail_line(dev0(), fs, 1, name, state, &t1b, &r1), 0);
+	EXPECT_GE(t0b - t0, 4 * (MSG / 4048));
+	EXPECT_EQ(t1b, t1);
+	sdr_close(cs);
+	sdr_close(cr);
+}
+
+/* SDR_IOC_FLOW_RAIL's errors, each with nothing changed. */
+TEST(rails_errors)
+{
+	struct sdr_flow_attr fa = { .policy = SDR_POLICY_SR,
+				    .max_msg_size = 4096, .max_msgs = 4 };
+	struct sdr_rail_ep r1, r2, bad;
+	struct sdr_endpoint es, er, eo;
+	struct sdr_flow *fs, *fr, *fo;
+	struct sdr_ctx *cs, *cr;
+	struct sdr_flow_rail raw;
+	struct sdr_caps caps;
+
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	cs = sdr_open(dev0(), NULL);
+	cr = sdr_open(dev1(), NULL);
+	ASSERT_TRUE(cs && cr);
+	ASSERT_EQ(sdr_query(cs, &caps), 0);
+	fs = sdr_flow_create(cs, &fa);
+	fr = sdr_flow_create(cr, &fa);
+	fo = sdr_flow_create(cr, &fa);
+	ASSERT_TRUE(fs && fr && fo);
+
+	/* its own device, none such, too many paths, a bad op or field */
+	EXPECT_EQ(sdr_flow_rail_add(fs, dev0(), 0, &r1), -EINVAL);
+	EXPECT_EQ(sdr_flow_rail_add(fs, "sdr_no_such_dev", 0, &r1), -ENODEV);
+	EXPECT_EQ(sdr_flow_rail_add(fs, dev1(), caps.paths_max + 1, &r1),
+		  -EINVAL);
+	memset(&raw, 0, sizeof(raw));
+	raw.size = sizeof(raw);
+	raw.flow_id = 0x7fffff;
+	raw.op = SDR_RAIL_ADD;
+	strcpy((char *)raw.ibdev, dev1());
+	EXPECT_EQ(ioctl(sdr_ctx_fd(cs), SDR_IOC_FLOW_RAIL, &raw), -1);
+	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(sdr_flow_props(fs, &(struct sdr_flow_props){ 0 }), 0);
+	{
+		struct sdr_flow_props p;
+
+		ASSERT_EQ(sdr_flow_props(fs, &p), 0);
+		raw.flow_id = p.flow_id;
+	}
+	raw.op = 7;
+	EXPECT_EQ(ioctl(sdr_ctx_fd(cs), SDR_IOC_FLOW_RAIL, &raw), -1);
+	EXPECT_EQ(errno, EINVAL);
+	raw.op = SDR_RAIL_ADD;
+	memset(raw.ibdev, 'x', sizeof(raw.ibdev));	/* no NUL */
+	EXPECT_EQ(ioctl(sdr_ctx_fd(cs), SDR_IOC_FLOW_RAIL, &raw), -1);
+	EXPECT_EQ(errno, EINVAL);
+
+	/* the rail, once; not twice */
+	ASSERT_EQ(sdr_flow_rail_add(fs, dev1(), 0, &r1), 1);
+	EXPECT_EQ(sdr_flow_rail_add(fs, dev1(), 0, &r1), -EINVAL);
+	ASSERT_EQ(sdr_flow_rail_add(fr, dev0(), 0, &r2), 1);
+
+	/* connecting: no such rail, a bad endpoint, then the flow too early */
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 0, &r2), -EINVAL);
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 2, &r2), -EINVAL);
+	bad = r2;
+	bad.ep.magic ^= 1;
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &bad), -EINVAL);
+	bad = r2;
+	bad.ep.qpn = 0;
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &bad), -EINVAL);
+	bad = r2;
+	bad.paths.qpn[0] ^= 1;	/* not the endpoint's qpn */
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &bad), -EINVAL);
+	ASSERT_EQ(sdr_flow_endpoint(fs, &es), 0);
+	ASSERT_EQ(sdr_flow_endpoint(fr, &er), 0);
+	ASSERT_EQ(sdr_flow_endpoint(fo, &eo), 0);
+	EXPECT_EQ(sdr_flow_connect(fs, &er), -EINVAL);	/* rail 1 not yet */
+	ASSERT_EQ(sdr_flow_rail_connect(fs, 1, &r2), 0);
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &r2), -EISCONN);
+	/* the rail is fr's: a flow that is not its peer is refused */
+	EXPECT_EQ(sdr_flow_connect(fs, &eo), -EINVAL);
+	ASSERT_EQ(sdr_flow_connect(fs, &er), 0);
+	ASSERT_EQ(sdr_flow_rail_connect(fr, 1, &r1), 0);
+	ASSERT_EQ(sdr_flow_connect(fr, &es), 0);
+	/* connected: no more rails */
+	EXPECT_EQ(sdr_flow_rail_add(fs, dev1(), 0, &r1), -EISCONN);
+	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &r2), -EISCONN);
+	/* and it runs */
+	EXPECT_EQ(sdr_send_post_ptr(fs, "rail", 4, 1, 1, NULL), 0);
+	sdr_close(cs);
+	sdr_close(cr);
+}
+
 TEST(query)
 {
 	struct sdr_flow_attr fa = { .max_msg_size = 4096, .max_msgs = 2 };
@@ -376,7 +656,7 @@ TEST(query)
 	EXPECT_EQ(a.policy_nr, SDR_POLICY_NR);
 	EXPECT_EQ(a.policies, q.policies);
 	EXPECT_EQ(a.features, q.features);
-	EXPECT_EQ(a.features, SDR_FEATURE_MULTIPATH);
+	EXPECT_EQ(a.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS);
 	EXPECT_EQ(a.paths_max, q.paths_max);
 	EXPECT_EQ(a.reserved32, 0);
 	EXPECT_EQ(a.ec_max_k, q.ec_max_k);
