@@ -48,6 +48,8 @@
 /* receives whose outcome a flow remembers, for late packets (> max_msgs) */
 #define SDR_RX_HIST		2048
 #define SDR_TX_SGE		3	/* header + a payload spanning 2 pages */
+/* sdev->flows: marks the entries of other devices' flows' rails here */
+#define SDR_XA_RAIL		XA_MARK_1
 
 /* Module parameters (sdr_params.c). */
 extern unsigned int sdr_recv_depth;
@@ -339,9 +341,11 @@ struct sdr_txq {
 
 /*
  * One more device a flow sends over and receives on (rail 1..).  Made
- * and connected before the flow connects; fixed from then on but for
- * gone (under the device's rwsem for write and flow->lock), set when the
- * device goes away.  Freed with the flow.
+ * and connected before the flow connects (under the context's lock and,
+ * tried, the device's users lock: never waiting for it while holding the
+ * flow's own device's); fixed from then on but for gone (flow->lock),
+ * set when the device goes away or breaks, and what mutex guards.  Freed
+ * with the flow.
  */
 struct sdr_rail {
 	struct sdr_dev		*sdev;		/* holds a reference */
@@ -350,7 +354,13 @@ struct sdr_rail {
 	u32			n;		/* ...first + n - 1 */
 	bool			connected;
 	bool			gone;		/* its device was removed */
-	bool			listed;		/* in sdev->flows */
+	/*
+	 * Letting go of the device, by the flow's destruction or by the
+	 * device's removal, whichever comes first: listed and ah.  The
+	 * removal frees the device's PD only after it held this mutex.
+	 */
+	struct mutex		mutex;
+	bool			listed;		/* in sdev->flows (SDR_XA_RAIL) */
 	struct sdr_txq		txq;
 	/* the peer's same rail */
 	struct ib_ah		*ah;
@@ -533,7 +543,8 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
 struct sdr_txq *sdr_flow_txq(struct sdr_flow *flow, u32 rail);
 int sdr_flow_rail(struct sdr_ctx *ctx, struct sdr_flow_rail *arg);
 void sdr_flow_rail_gone(struct sdr_flow *flow, struct sdr_dev *sdev);
-void sdr_flow_rail_release(struct sdr_flow *flow, struct sdr_dev *sdev);
+void sdr_dev_rails_gone(struct sdr_dev *sdev);
+void sdr_dev_rails_release(struct sdr_dev *sdev);
 void sdr_flow_tx_done(struct sdr_flow *flow, struct sdr_txmsg *msg, bool ok);
 void sdr_flow_queue_tx(struct sdr_flow *flow);
 

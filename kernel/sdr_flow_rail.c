@@ -80,21 +80,23 @@ void sdr_flow_rail_gone(struct sdr_flow *flow, struct sdr_dev *sdev)
 }
 
 /*
- * Let go of @sdev (users lock held, for write by its removal): once the
- * device holds none of the rail's sends, destroy its address handle and
- * leave the device's flows.  The flow is dead or its rail gone, so
- * nothing posts on the rail meanwhile.
+ * Let go of the device of rail @rl (may sleep): once the device holds
+ * none of the rail's sends, destroy its address handle and leave the
+ * device's flows.  The flow is dead or the rail gone, so nothing posts
+ * on the rail meanwhile.  Whoever comes first of the flow's destruction
+ * and the device's removal does it, under the rail's mutex; the removal
+ * frees the device's PD only after that.
  */
-void sdr_flow_rail_release(struct sdr_flow *flow, struct sdr_dev *sdev)
+static void sdr_rail_release(struct sdr_flow *flow, struct sdr_rail *rl)
 {
-	struct sdr_rail *rl;
+	struct sdr_dev *sdev = rl->sdev;
 	struct ib_ah *ah;
 
-	spin_lock_bh(&flow->lock);
-	rl = sdr_flow_rail_of(flow, sdev);
-	spin_unlock_bh(&flow->lock);
-	if (!rl)
+	mutex_lock(&rl->mutex);
+	if (!rl->listed) {
+		mutex_unlock(&rl->mutex);
 		return;
+	}
 	while (!wait_event_timeout(sdev->tx_wait,
 				   !atomic_read(&rl->txq.posted), 10 * HZ))
 		pr_err_ratelimited("%s: flow %u: rail sends not completing\n",
@@ -107,30 +109,73 @@ void sdr_flow_rail_release(struct sdr_flow *flow, struct sdr_dev *sdev)
 	spin_unlock_bh(&sdev->tx_lock);
 	if (ah)
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
-	if (rl->listed) {
-		rl->listed = false;
-		if (xa_erase(&sdev->flows, rl->id))
-			atomic_dec(&sdev->nr_flows);
-	}
+	rl->listed = false;
+	if (xa_erase(&sdev->flows, rl->id))
+		atomic_dec(&sdev->nr_flows);
+	mutex_unlock(&rl->mutex);
 }
 
 /*
  * The flow is being destroyed (shut down: dead, off every send list):
- * let go of each rail's device still there.  One being removed now waits
- * for its removal, which lets go itself.
+ * let go of each rail's device, unless its removal did.
  */
 void sdr_flow_rails_detach(struct sdr_flow *flow)
 {
-	struct sdr_rail *rl;
 	u32 r;
 
-	for (r = 1; r < flow->nrails; r++) {
-		rl = flow->rails[r - 1];
-		down_read(&rl->sdev->rwsem);
-		if (!rl->sdev->dying)
-			sdr_flow_rail_release(flow, rl->sdev);
-		up_read(&rl->sdev->rwsem);
+	for (r = 1; r < flow->nrails; r++)
+		sdr_rail_release(flow, flow->rails[r - 1]);
+}
+
+/*
+ * Run @fn on each flow of another device with a rail on @sdev, holding a
+ * reference (such a flow may be destroyed meanwhile: the removal of
+ * @sdev does not keep its context's ioctls out).
+ */
+static void sdr_dev_rails_each(struct sdr_dev *sdev,
+			       void (*fn)(struct sdr_flow *flow,
+					  struct sdr_dev *sdev))
+{
+	struct sdr_flow *flow;
+	unsigned long id;
+
+	rcu_read_lock();
+	xa_for_each_marked(&sdev->flows, id, flow, SDR_XA_RAIL) {
+		if (!kref_get_unless_zero(&flow->ref))
+			continue;	/* being freed: its rails let go */
+		rcu_read_unlock();
+		fn(flow, sdev);
+		sdr_flow_put(flow);
+		rcu_read_lock();
 	}
+	rcu_read_unlock();
+}
+
+/* @sdev goes away (users lock held for write): its rails go down. */
+void sdr_dev_rails_gone(struct sdr_dev *sdev)
+{
+	sdr_dev_rails_each(sdev, sdr_flow_rail_gone);
+}
+
+static void sdr_flow_rail_release_on(struct sdr_flow *flow,
+				     struct sdr_dev *sdev)
+{
+	struct sdr_rail *rl;
+
+	spin_lock_bh(&flow->lock);
+	rl = sdr_flow_rail_of(flow, sdev);
+	spin_unlock_bh(&flow->lock);
+	if (rl)
+		sdr_rail_release(flow, rl);
+}
+
+/*
+ * ... and, its transport stopped (no send of it left), lets go of every
+ * rail on it before its PD goes.
+ */
+void sdr_dev_rails_release(struct sdr_dev *sdev)
+{
+	sdr_dev_rails_each(sdev, sdr_flow_rail_release_on);
 }
 
 /*
@@ -184,8 +229,14 @@ static int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 		goto err_put;
 	if (!arg->paths)
 		arg->paths = 1;
-	down_read(&rs->rwsem);
+	/*
+	 * Never wait for another device's users lock while holding this
+	 * flow's device's: it fails only while the device's removal holds
+	 * or waits for it.
+	 */
 	ret = -ENODEV;
+	if (!down_read_trylock(&rs->rwsem))
+		goto err_put;
 	if (rs->dying || READ_ONCE(rs->broken))
 		goto err_unlock;
 	ret = -EINVAL;
@@ -210,6 +261,7 @@ static int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 
 	rl->sdev = rs;		/* the reference sdr_dev_get_by_name() took */
 	rl->id = id;
+	mutex_init(&rl->mutex);
 	rl->first = flow->paths;
 	rl->n = arg->paths;
 	INIT_LIST_HEAD(&rl->txq.node);
@@ -235,6 +287,7 @@ static int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 	atomic_inc(&rs->nr_flows);
 	/* the receive path finds it complete, and finds it not connected */
 	xa_store(&rs->flows, id, flow, GFP_KERNEL);
+	xa_set_mark(&rs->flows, id, SDR_XA_RAIL);
 	up_read(&rs->rwsem);
 	arg->rail = r;
 	return 0;
@@ -269,7 +322,9 @@ static int sdr_rail_connect(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 	ret = sdr_flow_peer_paths(p, &arg->ep_paths, &pp);
 	if (ret)
 		return ret;
-	down_read(&rl->sdev->rwsem);
+	/* as in sdr_rail_add(): fails while the device is being removed */
+	if (!down_read_trylock(&rl->sdev->rwsem))
+		return -ENODEV;
 	if (rl->sdev->dying || rl->gone) {
 		up_read(&rl->sdev->rwsem);
 		return -ENODEV;

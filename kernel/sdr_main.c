@@ -81,21 +81,21 @@ static void sdr_ib_remove(struct ib_device *ibdev, void *client_data)
 
 	down_write(&sdev->rwsem);
 	sdev->dying = true;
+	/*
+	 * The device's own flows stay (their destruction waits for the
+	 * rwsem); other devices' flows with a rail here go on without it,
+	 * and may be destroyed meanwhile (sdr_dev_rails_*() take each).
+	 */
+	sdr_dev_rails_gone(sdev);
 	xa_for_each(&sdev->flows, id, flow) {
-		/* another device's flow with a rail here goes on without it */
-		if (flow->sdev != sdev) {
-			sdr_flow_rail_gone(flow, sdev);
+		if (xa_get_mark(&sdev->flows, id, SDR_XA_RAIL))
 			continue;
-		}
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
 		sdr_sysfs_del_flow(flow);
 	}
 	sdr_net_stop(sdev);
+	sdr_dev_rails_release(sdev);
 	xa_for_each(&sdev->flows, id, flow) {
-		if (flow->sdev != sdev) {
-			sdr_flow_rail_release(flow, sdev);
-			continue;
-		}
 		ah = xchg(&flow->ah, NULL);
 		if (ah)
 			rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
