@@ -11,11 +11,14 @@
  *   sdr_devs_lock (mutex, sdr_dev.c)
  *     sdr_dev.rwsem (users vs. removal)
  *       sdr_ctx.lock (mutex)
+ *         [a rail's sdr_dev.rwsem, read, only ever tried]
  *         sdr_flow.policy_mutex (readying a policy's state)
- *         sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
- *         sdr_dev.tx_lock (spinlock, _bh)
- *           sdr_flow.lock (spinlock, _bh)
- *             sdr_ctx.cq_lock (spinlock, _bh)
+ *         sdr_rail.mutex (letting go of a rail's device)
+ *           sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
+ *           sdr_dev.tx_lock (spinlock, _bh; any device's, one at a time)
+ *             sdr_flow.lock (spinlock, _bh)
+ *               sdr_ctx.cq_lock (spinlock, _bh)
+ * A device's removal takes its rwsem for write, then its rails' mutexes.
  */
 #ifndef SDR_H
 #define SDR_H

@@ -96,6 +96,8 @@ static void sdr_ib_remove(struct ib_device *ibdev, void *client_data)
 	sdr_net_stop(sdev);
 	sdr_dev_rails_release(sdev);
 	xa_for_each(&sdev->flows, id, flow) {
+		if (xa_get_mark(&sdev->flows, id, SDR_XA_RAIL))
+			continue;	/* not this device's: its rails let go */
 		ah = xchg(&flow->ah, NULL);
 		if (ah)
 			rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);

@@ -198,6 +198,43 @@ void sdr_path_allow(struct sdr_paths *ps, u32 mask)
 }
 
 /*
+ * Whether this caller resends now a packet whose last copy went on path
+ * @last.  A resend avoids that path and goes before new packets, whatever
+ * the callers' loads: so a caller with an allowed usable path other than
+ * @last resends, one whose only usable path is @last leaves the resend
+ * to a caller with another, and with no other up anywhere it resends
+ * over @last; an allowed path's due test train takes packets first; with
+ * nothing up at all, as sdr_path_can_send() says.
+ */
+bool sdr_path_resend_ok(struct sdr_paths *ps, u32 last, u64 now_ns)
+{
+	bool elsewhere = false, any = false;
+	u32 i;
+
+	if (ps->allow == sdr_path_all(ps))
+		return true;
+	sdr_path_tests_start(ps, now_ns);
+	for (i = 0; i < ps->n; i++) {
+		const struct sdr_path *p = &ps->p[i];
+		bool ok = sdr_path_allowed(ps, i);
+
+		if (ok && p->testing && p->train_left)
+			return true;
+		if (p->state != SDR_PATH_UP)
+			continue;
+		any = true;
+		if (ok && i != last)
+			return true;
+		if (!ok)
+			elsewhere = true;
+	}
+	if (!any)
+		return sdr_path_can_send(ps, now_ns);
+	/* @last is the only one up here */
+	return last < ps->n && sdr_path_allowed(ps, last) && !elsewhere;
+}
+
+/*
  * Whether a pick now would be worth a packet: an allowed path runs a
  * test train (which takes packets before any other caller's), or is up
  * and not far more loaded than the flow's least loaded path; or no path

@@ -126,6 +126,7 @@ int sdr_path_set_down(struct sdr_paths *ps, u32 i, bool down, u64 now_ns);
 u32 sdr_path_usable(const struct sdr_paths *ps);
 void sdr_path_allow(struct sdr_paths *ps, u32 mask);
 bool sdr_path_can_send(struct sdr_paths *ps, u64 now_ns);
+bool sdr_path_resend_ok(struct sdr_paths *ps, u32 last, u64 now_ns);
 u64 sdr_path_rto(const struct sdr_paths *ps, u64 init_ns);
 
 #endif /* SDR_PATH_H */

@@ -806,7 +806,7 @@ static void sdr_sr_tx_copy(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		   struct sdr_sr_txd *out)
 {
-	bool work;
+	bool work, resend = false;
 	u8 flags = 0;
 	u32 i;
 
@@ -817,9 +817,18 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		return 0;
 	if (f->pace_next_ns > now_ns)
 		return 0;
-	/* a caller allowed only paths that cannot take a packet now */
-	if (f->paths && !sdr_path_can_send(f->paths, now_ns))
-		return 0;
+	/*
+	 * A caller allowed only some paths (a rail) resends what another
+	 * cannot better, before anything; else it takes a packet only if
+	 * its paths can (sdr_path_can_send()).
+	 */
+	if (f->paths) {
+		resend = m->lost.count &&
+			 sdr_path_resend_ok(f->paths, m->path[m->lost.head],
+					    now_ns);
+		if (!resend && !sdr_path_can_send(f->paths, now_ns))
+			return 0;
+	}
 	work = sdr_sr_tx_has_work(m);
 	if (sdr_sr_parity_due(m)) {
 		sdr_sr_tx_parity(f, m, now_ns, out);
@@ -840,7 +849,12 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	/* the dead-peer clock starts with the first packet owed an answer */
 	if (!sdr_sr_outstanding(m) && m->last_progress_ns < now_ns)
 		m->last_progress_ns = now_ns;
-	if (m->lost.count) {
+	if (m->lost.count && f->paths && !resend) {
+		/* another caller resends it: new packets only, if any */
+		if (m->next_new >= min(m->limit, m->npkts))
+			return 0;
+		i = m->next_new++;
+	} else if (m->lost.count) {
 		i = m->lost.head;
 		sdr_sr_unlink(m, i);
 	} else {

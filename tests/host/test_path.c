@@ -362,6 +362,26 @@ static void test_path_allow(void)
 	i = sdr_path_pick(&ps, 2, now);
 	CHECK_EQ(i, 2);
 	sdr_path_forget(&ps, i, now);
+	/* a resend of path 2's: not for a caller allowed 2 alone ... */
+	sdr_path_allow(&ps, 0x4);
+	CHECK(!sdr_path_resend_ok(&ps, 2, now));
+	/* ... but for one with another usable path, or for everyone */
+	sdr_path_allow(&ps, 0xc);
+	CHECK(sdr_path_resend_ok(&ps, 2, now));
+	sdr_path_allow(&ps, 0x3);
+	CHECK(sdr_path_resend_ok(&ps, 2, now));
+	sdr_path_allow(&ps, 0);
+	CHECK(sdr_path_resend_ok(&ps, 2, now));
+	/* the lone caller of path 2, the others down: it resends after all */
+	sdr_path_allow(&ps, 0x4);
+	for (k = 0; k < 4; k++)
+		if (k != 2)
+			CHECK_EQ(sdr_path_set_down(&ps, k, true, now), 0);
+	CHECK(sdr_path_resend_ok(&ps, 2, now));
+	/* a caller whose paths are all down leaves it to path 2's */
+	sdr_path_allow(&ps, 0x3);
+	CHECK(!sdr_path_resend_ok(&ps, 2, now));
+	paths(&ps, 4);
 	/* nothing for this caller while its paths are down and others up */
 	sdr_path_allow(&ps, 0xc);
 	CHECK_EQ(sdr_path_set_down(&ps, 2, true, now), 0);

@@ -125,6 +125,7 @@ delete_mid() {
 	wait "$spid"
 	rcs="$crc/$?"
 	json=$(tail -n 1 "$out")
+	[ "$rcs" = 0/0 ] || diag "$1: client: $(tail -n 3 "$out" | tr '\n' ' '); server: $(tail -n 3 "$srv" | tr '\n' ' ')"
 	diag "$1: rail 1 had sent $sent packets when $2 went (running: $running): $rcs $(printf '%s' "$json" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("retransmitted %d, verify errors %d, paths %s" % (j["retransmitted_packets"], j["verify_errors"], [(p["state"], p["tx_packets"]) for p in j["paths"]]))' 2>&1)"
 	rdma link add "$2" type rxe netdev "$3"
 }
