@@ -190,7 +190,7 @@ void sdr_ctrlq_send(struct sdr_flow *flow, struct sdr_ctrlq *q);
 
 int sdr_flow_paths_init(struct sdr_flow *flow, struct sdr_paths *ps, u32 n);
 
-/* sdr_flow.c: what the rails share with the flow core */
+/* sdr_flow_lib.c: what the rails share with the flow core */
 int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id);
 void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
 		      const union ib_gid *gid, u32 id,
@@ -206,6 +206,8 @@ struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
 			 const u8 *gid);
 
 /* sdr_flow_rail.c: a flow over more devices */
+int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg);
+int sdr_rail_connect(struct sdr_flow *flow, struct sdr_flow_rail *arg);
 int sdr_flow_rails_check(struct sdr_flow *flow, const struct sdr_endpoint *p);
 void sdr_flow_rail_unqueue(struct sdr_flow *flow, struct sdr_rail *rl);
 void sdr_flow_rails_detach(struct sdr_flow *flow);

@@ -472,3 +472,159 @@ void sdr_flow_engine_stats(struct sdr_flow *flow, struct sdr_sr_stats *st)
 	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
 		v[i] += a[i];
 }
+
+/* ------------------------------------------------------------------ */
+/* Endpoints and rails: what the flow core and the rails share */
+
+/*
+ * Reserve a random flow id in the device's table: ids, like the token and
+ * the first sequence number, give a blind sender nothing to count from.
+ */
+int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
+{
+	int tries, ret;
+
+	for (tries = 0; tries < 64; tries++) {
+		*id = get_random_u32_below(SDR_MAX_FLOW_ID) + 1;
+		ret = xa_insert(&sdev->flows, *id, NULL, GFP_KERNEL);
+		if (ret != -EBUSY)
+			return ret;
+	}
+	return -ENOSPC;
+}
+
+
+/*
+ * The endpoint of @flow on @sdev (its rail there: GID @gid, flow @id) into
+ * @ep: little-endian, to go to the peer.
+ */
+void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
+			     const union ib_gid *gid, u32 id,
+			     struct sdr_endpoint *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->magic = sdr_ep_put(SDR_EP_MAGIC);
+	ep->abi = sdr_ep_put(SDR_ABI_VERSION);
+	memcpy(ep->gid, gid->raw, sizeof(ep->gid));
+	ep->qpn = sdr_ep_put(sdev->qp->qp_num);
+	ep->qkey = sdr_ep_put(SDR_QKEY);
+	ep->flow_id = sdr_ep_put(id);
+	ep->policy = sdr_ep_put(flow->policy);
+	ep->payload = sdr_ep_put(flow->payload);
+	ep->chunk_size = sdr_ep_put(flow->chunk_size);
+	ep->max_msg_size = sdr_ep_put(flow->max_msg_size);
+	ep->max_msgs = sdr_ep_put(flow->max_msgs);
+	ep->token_lo = sdr_ep_put((u32)flow->token);
+	ep->token_hi = sdr_ep_put((u32)(flow->token >> 32));
+	ep->seq0 = sdr_ep_put(flow->tx_next_seq);
+	ep->none_window = sdr_ep_put(flow->none_window);
+}
+
+
+/*
+ * The flow's paths @first..@first+@n-1 are @sdev's first @n QPs: note
+ * them, and name them in @pp (little-endian, as the endpoint).
+ */
+void sdr_flow_fill_paths(struct sdr_flow *flow, struct sdr_dev *sdev,
+				u32 first, u32 n, struct sdr_ep_paths *pp)
+{
+	u32 i;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->n = sdr_ep_put(n);
+	for (i = 0; i < n; i++) {
+		flow->path_qpn[first + i] = sdev->path_qpn[i];
+		pp->qpn[i] = sdr_ep_put(sdev->path_qpn[i]);
+	}
+}
+
+
+/*
+ * The QPNs the peer sends from, as its endpoint @p and @pp (its
+ * ep_paths, n 0: none given) name them: 0 and @out filled (n 1.., qpn[0]
+ * the endpoint's), or -EINVAL.
+ */
+int sdr_flow_peer_paths(const struct sdr_endpoint *p,
+			       const struct sdr_ep_paths *pp,
+			       struct sdr_ep_paths *out)
+{
+	u32 i, j, n = sdr_ep_get(pp->n);
+
+	if (pp->__reserved || n > SDR_PATHS_MAX)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->n = n ? n : 1;
+	out->qpn[0] = sdr_ep_get(p->qpn);
+	if (n && sdr_ep_get(pp->qpn[0]) != out->qpn[0])
+		return -EINVAL;
+	for (i = 1; i < n; i++) {
+		out->qpn[i] = sdr_ep_get(pp->qpn[i]);
+		if (!out->qpn[i] || out->qpn[i] > 0xffffff)
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (out->qpn[j] == out->qpn[i])
+				return -EINVAL;
+	}
+	return 0;
+}
+
+
+/*
+ * An address handle on @sdev (its users lock held) to the peer of @flow
+ * at @gid, or -EHOSTUNREACH (may sleep).
+ */
+struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
+			 const u8 *gid)
+{
+	struct rdma_ah_attr ah_attr = {};
+	union ib_gid sgid;
+	struct ib_ah *ah;
+	u32 sgid_index;
+	int ret;
+
+	ret = sdr_dev_query_gid(sdev, &sgid, &sgid_index);
+	if (ret)
+		return ERR_PTR(ret);
+	ah_attr.type = rdma_ah_find_type(sdev->ibdev, sdev->port);
+	rdma_ah_set_port_num(&ah_attr, sdev->port);
+	rdma_ah_set_grh(&ah_attr, (union ib_gid *)gid, 0, sgid_index, 64, 0);
+	ah = rdma_create_ah(sdev->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		pr_debug("%s: flow %u: no address handle for %pI6: %ld\n",
+			 sdev->name, flow->id, gid, PTR_ERR(ah));
+		return ERR_PTR(-EHOSTUNREACH);
+	}
+	return ah;
+}
+
+
+/*
+ * Whether @p, the endpoint of a peer of @flow, fits it: its magic, ABI,
+ * geometry and ids in range (0 or -EINVAL).
+ */
+int sdr_flow_check_peer(const struct sdr_flow *flow,
+			const struct sdr_endpoint *p)
+{
+	if (sdr_ep_get(p->magic) != SDR_EP_MAGIC ||
+	    sdr_ep_get(p->abi) != SDR_ABI_VERSION ||
+	    sdr_ep_get(p->payload) != flow->payload ||
+	    sdr_ep_get(p->chunk_size) != flow->chunk_size ||
+	    sdr_ep_get(p->max_msg_size) != flow->max_msg_size ||
+	    sdr_ep_get(p->max_msgs) != flow->max_msgs ||
+	    sdr_ep_get(p->policy) >= SDR_POLICY_NR ||
+	    !sdr_ep_get(p->flow_id) ||
+	    sdr_ep_get(p->flow_id) > SDR_MAX_FLOW_ID ||
+	    !sdr_ep_get(p->qpn) || sdr_ep_get(p->qpn) > 0xffffff ||
+	    sdr_ep_get(p->none_window) < SDR_CREDIT_WIN_MIN ||
+	    sdr_ep_get(p->none_window) > SDR_CREDIT_WIN_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+
+/* The send queue of @flow on its rail @rail (0: its own device). */
+struct sdr_txq *sdr_flow_txq(struct sdr_flow *flow, u32 rail)
+{
+	return rail ? &flow->rails[rail - 1]->txq : &flow->txq;
+}
+

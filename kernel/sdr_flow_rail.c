@@ -206,7 +206,8 @@ int sdr_flow_rails_check(struct sdr_flow *flow, const struct sdr_endpoint *p)
 	return 0;
 }
 
-static int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
+/* SDR_RAIL_ADD of SDR_IOC_FLOW_RAIL on @flow, not connected (ctx->lock held) */
+int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 {
 	struct sdr_paths *ps, *old;
 	struct sdr_rail *rl = NULL;
@@ -302,7 +303,8 @@ err_put:
 	return ret;
 }
 
-static int sdr_rail_connect(struct sdr_flow *flow, struct sdr_flow_rail *arg)
+/* SDR_RAIL_CONNECT of SDR_IOC_FLOW_RAIL on @flow, not connected (ctx->lock held) */
+int sdr_rail_connect(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 {
 	const struct sdr_endpoint *p = &arg->ep;
 	struct sdr_ep_paths pp;
@@ -347,23 +349,4 @@ static int sdr_rail_connect(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 	spin_unlock_bh(&flow->lock);
 	up_read(&rl->sdev->rwsem);
 	return 0;
-}
-
-/* SDR_IOC_FLOW_RAIL (ctx->lock and the flow's device's users lock held) */
-int sdr_flow_rail(struct sdr_ctx *ctx, struct sdr_flow_rail *arg)
-{
-	struct sdr_flow *flow = sdr_ctx_flow(ctx, arg->flow_id);
-
-	if (!flow)
-		return -ENOENT;
-	if (flow->state != SDR_FLOW_IDLE)
-		return -EISCONN;
-	switch (arg->op) {
-	case SDR_RAIL_ADD:
-		return sdr_rail_add(flow, arg);
-	case SDR_RAIL_CONNECT:
-		return sdr_rail_connect(flow, arg);
-	default:
-		return -EINVAL;
-	}
 }
