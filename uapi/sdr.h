@@ -556,14 +556,14 @@ struct sdr_query {
  * runs takes that rail's paths down and the flow goes on over the
  * others (what was in flight on it is sent again); removing rail 0's
  * device ends the flow, as without rails.
- * op SDR_RAIL_ADD: in: flow_id, ibdev (a bound device, not the flow's
+ * op SDR_RAIL_ADD: in: flow_id, rail 0, ibdev (a bound device, not the flow's
  *      nor one of its rails, whose port MTU is at least the flow's),
  *      paths (0: 1; at most the device's paths_max and what is left of
  *      SDR_PATHS_MAX).  out: rail (its index, 1..), paths, ep (the
  *      rail's endpoint: its gid, qpn and the flow's id on that device;
  *      the rest as the flow's) and ep_paths (its QPNs).
  * op SDR_RAIL_CONNECT: in: flow_id, rail, ep and ep_paths: the peer's
- *      ADD output for the same rail.
+ *      ADD output for the same rail; paths 0 and ibdev empty.
  * errors: EISCONN the flow is already connected (or the rail is);
  *      ENODEV no such device, or it is going away; EINVAL a bad op,
  *      rail, paths or endpoint (magic, ABI, payload, chunk_size,
