@@ -1100,32 +1100,13 @@ void sdr_flow_shutdown(struct sdr_flow *flow, u8 status)
 /*
  * Once the device holds none of a stopped flow's sends (the last ones
  * also deliver the flushed sends' completions), destroy its address
- * handle: while the device lives, before its PD goes.  A send is claimed
- * and posted under tx_lock, so with tx_lock held and nothing posted no
- * send can be about to use the handle.
+ * handle: while the device lives, before its PD goes.
  */
 static void sdr_flow_release_ah(struct sdr_flow *flow)
 {
-	struct sdr_dev *sdev = flow->sdev;
-	struct ib_ah *ah;
+	struct ib_ah *ah = sdr_txq_take_ah(flow, flow->sdev, &flow->txq,
+					   &flow->ah);
 
-	for (;;) {
-		if (!wait_event_timeout(sdev->tx_wait,
-					!atomic_read(&flow->txq.posted),
-					10 * HZ))
-			pr_err_ratelimited("%s: flow %u: sends not completing\n",
-					   sdev->name, flow->id);
-		spin_lock_bh(&sdev->tx_lock);
-		spin_lock(&flow->lock);
-		if (!atomic_read(&flow->txq.posted))
-			break;
-		spin_unlock(&flow->lock);
-		spin_unlock_bh(&sdev->tx_lock);
-	}
-	ah = flow->ah;
-	flow->ah = NULL;
-	spin_unlock(&flow->lock);
-	spin_unlock_bh(&sdev->tx_lock);
 	if (ah)
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 }

@@ -204,6 +204,8 @@ int sdr_flow_peer_paths(const struct sdr_endpoint *p,
 			struct sdr_ep_paths *out);
 struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
 			 const u8 *gid);
+struct ib_ah *sdr_txq_take_ah(struct sdr_flow *flow, struct sdr_dev *sdev,
+			      struct sdr_txq *q, struct ib_ah **ahp);
 
 /* sdr_flow_rail.c: a flow over more devices */
 int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg);

@@ -628,3 +628,33 @@ struct sdr_txq *sdr_flow_txq(struct sdr_flow *flow, u32 rail)
 	return rail ? &flow->rails[rail - 1]->txq : &flow->txq;
 }
 
+/*
+ * Once @sdev holds none of the sends of @flow's queue @q there (the flow
+ * dead or the rail gone: nothing new is queued), take the address handle
+ * at @ahp, to be destroyed by the caller.  A send is claimed and posted
+ * under the device's tx_lock after those checks, so with tx_lock held
+ * and nothing posted no send can be about to use the handle.
+ */
+struct ib_ah *sdr_txq_take_ah(struct sdr_flow *flow, struct sdr_dev *sdev,
+			      struct sdr_txq *q, struct ib_ah **ahp)
+{
+	struct ib_ah *ah;
+
+	for (;;) {
+		if (!wait_event_timeout(sdev->tx_wait,
+					!atomic_read(&q->posted), 10 * HZ))
+			pr_err_ratelimited("%s: flow %u: sends not completing\n",
+					   sdev->name, flow->id);
+		spin_lock_bh(&sdev->tx_lock);
+		spin_lock(&flow->lock);
+		if (!atomic_read(&q->posted))
+			break;
+		spin_unlock(&flow->lock);
+		spin_unlock_bh(&sdev->tx_lock);
+	}
+	ah = *ahp;
+	*ahp = NULL;
+	spin_unlock(&flow->lock);
+	spin_unlock_bh(&sdev->tx_lock);
+	return ah;
+}

@@ -97,28 +97,7 @@ static void sdr_rail_release(struct sdr_flow *flow, struct sdr_rail *rl)
 		mutex_unlock(&rl->mutex);
 		return;
 	}
-	/*
-	 * A send is claimed and posted under the device's tx_lock, after
-	 * the checks of dead and gone: with tx_lock held and nothing posted,
-	 * no send can be about to use the handle.
-	 */
-	for (;;) {
-		if (!wait_event_timeout(sdev->tx_wait,
-					!atomic_read(&rl->txq.posted),
-					10 * HZ))
-			pr_err_ratelimited("%s: flow %u: rail sends not completing\n",
-					   sdev->name, flow->id);
-		spin_lock_bh(&sdev->tx_lock);
-		spin_lock(&flow->lock);
-		if (!atomic_read(&rl->txq.posted))
-			break;
-		spin_unlock(&flow->lock);
-		spin_unlock_bh(&sdev->tx_lock);
-	}
-	ah = rl->ah;
-	rl->ah = NULL;
-	spin_unlock(&flow->lock);
-	spin_unlock_bh(&sdev->tx_lock);
+	ah = sdr_txq_take_ah(flow, sdev, &rl->txq, &rl->ah);
 	if (ah)
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 	rl->listed = false;

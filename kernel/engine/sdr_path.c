@@ -240,8 +240,8 @@ bool sdr_path_resend_ok(struct sdr_paths *ps, u32 last, u64 now_ns)
  * and not far more loaded than the flow's least loaded path; or no path
  * at all is up and an allowed one is drained (the flow's fallback).  A
  * caller allowed only paths that are drained or down while others are up
- * sends nothing: the others' callers will.  With every path allowed it is always worth it (sdr_path_best()
- * falls back as far as path 0).
+ * sends nothing: the others' callers will.  With every path allowed it
+ * is always worth it (sdr_path_best() falls back as far as path 0).
  */
 bool sdr_path_can_send(struct sdr_paths *ps, u64 now_ns)
 {
