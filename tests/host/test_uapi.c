@@ -37,6 +37,7 @@ static void test_uapi_size_v1(void)
 	V1(sdr_send_post, SDR_SEND_POST_SIZE_V1, __reserved, 56);
 	V1(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1, policy, 16);
 	V1(sdr_query, SDR_QUERY_SIZE_V1, __reserved, 80);
+	V1(sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, ep_paths, 200);
 	/* the structs inside them are fixed too */
 	CHECK_EQ(sizeof(struct sdr_endpoint), 72);
 	CHECK_EQ(sizeof(struct sdr_ring_offsets), 24);
@@ -76,6 +77,22 @@ static void test_uapi_size_v3(void)
 	CHECK_EQ(offsetof(struct sdr_flow_connect, peer_paths),
 		 SDR_FLOW_CONNECT_SIZE_V1);
 	CHECK_EQ(sizeof(struct sdr_flow_connect), SDR_FLOW_CONNECT_SIZE_V2);
+}
+
+static void test_uapi_rail_layout(void)
+{
+	CHECK_EQ(SDR_IOC_FLOW_RAIL, _IO(SDR_IOC_MAGIC, 0x0a));
+	CHECK_EQ(SDR_RAILS_MAX, 4);
+	CHECK_EQ(SDR_RAIL_ADD, 0);
+	CHECK_EQ(SDR_RAIL_CONNECT, 1);
+	CHECK_EQ(SDR_FEATURE_RAILS, 1ULL << 2);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, flow_id), 8);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, op), 12);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, rail), 16);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, paths), 20);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, ibdev), 24);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, ep), 88);
+	CHECK_EQ(offsetof(struct sdr_flow_rail, ep_paths), 160);
 }
 
 static void test_uapi_query_layout(void)
@@ -124,6 +141,7 @@ void test_uapi(void)
 	TAP_RUN(test_uapi_size_v1);
 	TAP_RUN(test_uapi_size_v2);
 	TAP_RUN(test_uapi_size_v3);
+	TAP_RUN(test_uapi_rail_layout);
 	TAP_RUN(test_uapi_query_layout);
 	TAP_RUN(test_uapi_policy_names);
 }
