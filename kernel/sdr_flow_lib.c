@@ -493,14 +493,12 @@ int sdr_flow_alloc_id(struct sdr_dev *sdev, u32 *id)
 	return -ENOSPC;
 }
 
-
 /*
  * The endpoint of @flow on @sdev (its rail there: GID @gid, flow @id) into
  * @ep: little-endian, to go to the peer.
  */
 void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
-			     const union ib_gid *gid, u32 id,
-			     struct sdr_endpoint *ep)
+		      const union ib_gid *gid, u32 id, struct sdr_endpoint *ep)
 {
 	memset(ep, 0, sizeof(*ep));
 	ep->magic = sdr_ep_put(SDR_EP_MAGIC);
@@ -520,13 +518,12 @@ void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
 	ep->none_window = sdr_ep_put(flow->none_window);
 }
 
-
 /*
  * The flow's paths @first..@first+@n-1 are @sdev's first @n QPs: note
  * them, and name them in @pp (little-endian, as the endpoint).
  */
 void sdr_flow_fill_paths(struct sdr_flow *flow, struct sdr_dev *sdev,
-				u32 first, u32 n, struct sdr_ep_paths *pp)
+			 u32 first, u32 n, struct sdr_ep_paths *pp)
 {
 	u32 i;
 
@@ -538,15 +535,13 @@ void sdr_flow_fill_paths(struct sdr_flow *flow, struct sdr_dev *sdev,
 	}
 }
 
-
 /*
  * The QPNs the peer sends from, as its endpoint @p and @pp (its
  * ep_paths, n 0: none given) name them: 0 and @out filled (n 1.., qpn[0]
  * the endpoint's), or -EINVAL.
  */
 int sdr_flow_peer_paths(const struct sdr_endpoint *p,
-			       const struct sdr_ep_paths *pp,
-			       struct sdr_ep_paths *out)
+			const struct sdr_ep_paths *pp, struct sdr_ep_paths *out)
 {
 	u32 i, j, n = sdr_ep_get(pp->n);
 
@@ -567,7 +562,6 @@ int sdr_flow_peer_paths(const struct sdr_endpoint *p,
 	}
 	return 0;
 }
-
 
 /*
  * An address handle on @sdev (its users lock held) to the peer of @flow
@@ -597,7 +591,6 @@ struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
 	return ah;
 }
 
-
 /*
  * Whether @p, the endpoint of a peer of @flow, fits it: its magic, ABI,
  * geometry and ids in range (0 or -EINVAL).
@@ -620,7 +613,6 @@ int sdr_flow_check_peer(const struct sdr_flow *flow,
 		return -EINVAL;
 	return 0;
 }
-
 
 /* The send queue of @flow on its rail @rail (0: its own device). */
 struct sdr_txq *sdr_flow_txq(struct sdr_flow *flow, u32 rail)
