@@ -310,9 +310,9 @@ u32 sdr_path_pick(struct sdr_paths *ps, u32 avoid, u64 now_ns)
 }
 
 /* The path of a transmission the engine does not track. */
-u32 sdr_path_pick_untracked(struct sdr_paths *ps)
+u32 sdr_path_pick_untracked(struct sdr_paths *ps, u32 avoid)
 {
-	u32 i = ps->n == 1 ? 0 : sdr_path_best(ps, SDR_PATH_ANY);
+	u32 i = ps->n == 1 ? 0 : sdr_path_best(ps, avoid);
 
 	ps->p[i].untracked++;
 	if (ps->n > 1)

@@ -113,7 +113,7 @@ struct sdr_paths {
 void sdr_path_cfg_default(struct sdr_path_cfg *cfg);
 int sdr_paths_init(struct sdr_paths *ps, u32 n, const struct sdr_path_cfg *cfg);
 u32 sdr_path_pick(struct sdr_paths *ps, u32 avoid, u64 now_ns);
-u32 sdr_path_pick_untracked(struct sdr_paths *ps);
+u32 sdr_path_pick_untracked(struct sdr_paths *ps, u32 avoid);
 void sdr_path_acked(struct sdr_paths *ps, u32 i, u64 tx_ns, bool sample,
 		    u64 now_ns);
 void sdr_path_lost(struct sdr_paths *ps, u32 i, u64 now_ns);

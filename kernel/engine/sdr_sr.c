@@ -424,6 +424,7 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 	/* echoes of packets sent from now on are newer than this */
 	m->last_tx_us = (u32)div_u64(now_ns, 1000);
 	m->echo_us = m->last_tx_us - 1;
+	m->dup_idx = SDR_SR_NIL;
 	sdr_sr_list_init(&m->lost);
 	sdr_sr_list_init(&m->flight);
 
@@ -480,6 +481,23 @@ int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes)
 {
 	m->limit = ready_bytes >= m->msg_len ? m->npkts : ready_bytes / m->pay;
+}
+
+/*
+ * Make @m urgent or not: the application waits for it before anything
+ * else it has in flight (the kernel: its group is the oldest open one of
+ * its context).  Each resend of an urgent message's packet a NACK
+ * reported lost goes out twice, the copy right after it and on another
+ * path if the flow has one: a resend lost again costs a NACK round or a
+ * timeout, which the application waits out in full, and two copies make
+ * that p^2 instead of p.  A timeout's resend goes once: a timeout may be
+ * a queue's delay, which copies would only lengthen.
+ */
+void sdr_sr_tx_set_urgent(struct sdr_sr_tx *m, bool urgent)
+{
+	m->urgent = urgent;
+	if (!urgent)
+		m->dup_idx = SDR_SR_NIL;
 }
 
 /*
@@ -759,7 +777,7 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	out->ts = (u32)div_u64(now_ns, 1000);
 	m->last_tx_us = out->ts;
 	out->aux = SDR_EC_AUX(m->ec_k, m->ec_m, j);
-	out->path = f->paths ? sdr_path_pick_untracked(f->paths) : 0;
+	out->path = f->paths ? sdr_path_pick_untracked(f->paths, SDR_PATH_ANY) : 0;
 	f->st.parity_tx++;
 	sdr_sr_pace(f, out->len, now_ns);
 }
@@ -800,7 +818,33 @@ static void sdr_sr_tx_copy(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	m->probe_left--;
 	f->st.retx_pkts++;
 	sdr_sr_tx_fill(f, m, i, SDR_PKT_F_RETX | SDR_PKT_F_ACKREQ, now_ns, out);
-	out->path = f->paths ? sdr_path_pick_untracked(f->paths) : 0;
+	out->path = f->paths ? sdr_path_pick_untracked(f->paths, SDR_PATH_ANY) : 0;
+}
+
+/*
+ * The second copy of an urgent message's resend, unless an answer came
+ * for it meanwhile.  Untracked, as a probe's copies: the packet keeps its
+ * own timeout.
+ */
+static bool sdr_sr_tx_urgent_copy(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+				  u64 now_ns, struct sdr_sr_txd *out)
+{
+	u32 i = m->dup_idx;
+
+	m->dup_idx = SDR_SR_NIL;
+	if (i >= m->npkts || m->where[i] != SDR_SR_W_FLIGHT)
+		return false;
+	f->st.retx_pkts++;
+	f->st.urgent_dups++;
+	/*
+	 * Counted a transmission: a duplicate the receiver names then says
+	 * nothing of whether the first copy arrived (sdr_sr_tx_dup()).
+	 */
+	if ((m->ntx[i] & SDR_SR_NTX_MASK) < SDR_SR_NTX_MASK)
+		m->ntx[i]++;
+	sdr_sr_tx_fill(f, m, i, SDR_PKT_F_RETX, now_ns, out);
+	out->path = f->paths ? sdr_path_pick_untracked(f->paths, m->path[i]) : 0;
+	return true;
 }
 
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
@@ -829,6 +873,8 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		if (!resend && !sdr_path_can_send(f->paths, now_ns))
 			return 0;
 	}
+	if (m->dup_idx != SDR_SR_NIL && sdr_sr_tx_urgent_copy(f, m, now_ns, out))
+		return 1;
 	work = sdr_sr_tx_has_work(m);
 	if (sdr_sr_parity_due(m)) {
 		sdr_sr_tx_parity(f, m, now_ns, out);
@@ -863,6 +909,12 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 	if (m->ntx[i]) {
 		flags |= SDR_PKT_F_RETX;
 		f->st.retx_pkts++;
+		/*
+		 * An urgent loss a NACK reported gets its copy; a timeout's
+		 * may be a queue's delay, which a copy would only add to.
+		 */
+		if (m->urgent && !m->probe && !(m->ntx[i] & SDR_SR_NTX_RTO))
+			m->dup_idx = i;
 	}
 	if (f->paths)
 		m->path[i] = (u8)sdr_path_pick(f->paths, m->ntx[i] ?
@@ -1134,7 +1186,7 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		       const struct sdr_sr_tx *m, u64 now_ns)
 {
 	u64 d = U64_MAX;
-	bool parity;
+	bool free;
 
 	if (m->status)
 		return U64_MAX;
@@ -1142,13 +1194,14 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 		d = sdr_sat_add(m->last_progress_ns, f->cfg.dead_ns);
 	if (m->flight.head != SDR_SR_NIL)
 		d = min(d, sdr_sr_expiry(f, m, m->flight.head));
-	parity = sdr_sr_parity_pending(m);
-	if (parity || m->lost.count || sdr_sr_probe_copy_due(m) ||
+	/* parity and an urgent resend's copy take no in-flight budget */
+	free = sdr_sr_parity_pending(m) || m->dup_idx != SDR_SR_NIL;
+	if (free || m->lost.count || sdr_sr_probe_copy_due(m) ||
 	    m->next_new < min(m->limit, m->npkts)) {
 		if (now_ns < m->rnr_until_ns)
 			d = min(d, m->rnr_until_ns);
-		else if (parity || (f->inflight < f->cfg.max_inflight &&
-				    !sdr_sr_probe_wait(m)))
+		else if (free || (f->inflight < f->cfg.max_inflight &&
+				  !sdr_sr_probe_wait(m)))
 			d = min(d, max(now_ns, f->pace_next_ns));
 		/* else: an ACK or a timeout above frees the budget */
 	}
@@ -1242,7 +1295,7 @@ u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f)
 }
 
 /*
- * ADAPTIVE: silence after which a message's packets past the highest
+ * ADAPTIVE and urgent receives: silence after which a message's packets past the highest
  * one received count as lost, so a lost tail is NACKed like any hole
  * instead of waiting for the sender's RTO: the reorder window plus twice
  * the longest gap seen lately between arrivals (a loss counts as one),
@@ -1598,6 +1651,27 @@ static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	l->reo_ns = min(max(l->reo_ns, late + late / 4), cap);
 }
 
+/*
+ * Make @r urgent or not: the application waits for it (the kernel: it
+ * belongs to a group).  An urgent receive NACKs a silent tail as
+ * ADAPTIVE's do, whatever its policy (the sender's timeout, the other
+ * way to learn of a lost tail, is the slower), and its full NACK rounds
+ * do not back off.
+ */
+void sdr_sr_rx_set_urgent(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			  bool urgent, u64 now_ns)
+{
+	if (r->urgent == urgent)
+		return;
+	r->urgent = urgent;
+	if (sdr_sr_adaptive(f) || r->complete || !r->msg_len ||
+	    (f->cfg.flags & SDR_SR_CFG_NO_NACK))
+		return;
+	r->tail_at_ns = urgent && r->high < r->npkts && !r->tail_open ?
+			sdr_sat_add(now_ns, sdr_sr_tail_wait_ns(f)) : U64_MAX;
+	r->tail_check = false;
+}
+
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		   const struct sdr_pkt *pkt, u64 now_ns)
 {
@@ -1670,8 +1744,12 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	if (r->nrecv == r->npkts)
 		return flags | sdr_sr_rx_complete(f, r);
 
-	/* ADAPTIVE: the tail past high is lost if nothing comes for a while */
-	if (sdr_sr_adaptive(f) && !(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
+	/*
+	 * ADAPTIVE, and any urgent receive: the tail past high is lost if
+	 * nothing comes for a while.
+	 */
+	if ((sdr_sr_adaptive(f) || r->urgent) &&
+	    !(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
 		if (idx >= old_high)
 			r->tail_open = false;
 		r->tail_at_ns = r->high < r->npkts && !r->tail_open ?
@@ -1772,7 +1850,9 @@ static void sdr_sr_nack_sweep_end(const struct sdr_sr_flow *f,
 		iv = iv > (U64_MAX >> r->nack_shift) ? U64_MAX :
 						       iv << r->nack_shift;
 		r->nack_at_ns = sdr_sat_add(now_ns, iv);
-		if (r->nack_round == SDR_SR_NACK_FULL && r->nack_shift < 10)
+		/* an urgent receive's sender is not pausing: it is waited for */
+		if (r->nack_round == SDR_SR_NACK_FULL && r->nack_shift < 10 &&
+		    !r->urgent)
 			r->nack_shift++;
 	}
 	if (r->nack_round == SDR_SR_NACK_FRESH &&

@@ -92,7 +92,9 @@ struct sdr_sr_stats {
 	u64	ec_decodes;	/* submessages decoded */
 	/* receiver, ADAPTIVE */
 	u64	nack_late;	/* NACKed holes the original filled after all */
-	u64	tail_probes;	/* silent tails NACKed */
+	u64	tail_probes;	/* silent tails NACKed (ADAPTIVE, urgent) */
+	/* urgent messages (sdr_sr_tx_set_urgent()) */
+	u64	urgent_dups;	/* second copies of their resends */
 };
 
 /*
@@ -205,6 +207,13 @@ struct sdr_sr_tx {
 	u8	probe_left;	/* transmissions left in this round */
 	u32	probe_copy;	/* the packet in flight a probe copies next */
 	bool	spurious;	/* a resend of it was needless */
+	/*
+	 * Urgent: the application waits for it first (the oldest open
+	 * group of its context).  Each resend goes twice, the copy on
+	 * another path if there is one.
+	 */
+	bool	urgent;
+	u32	dup_idx;	/* the resend whose copy is due, or SDR_SR_NIL */
 	u64	start_ns;
 	u64	done_ns;	/* when the status left 0 */
 	u64	last_progress_ns;	/* last ACK that acked something new */
@@ -288,6 +297,11 @@ struct sdr_sr_rx {
 	u64	tail_at_ns;	/* NACK the unseen tail then, U64_MAX: not armed */
 	bool	tail_open;	/* the tail past high counts as holes */
 	bool	tail_check;	/* tail_at_ns is the second look at the silence */
+	/*
+	 * Urgent (sdr_sr_rx_set_urgent()): a silent tail is NACKed, any
+	 * policy, and full NACK rounds do not back off.
+	 */
+	bool	urgent;
 	/* EC: 0 for an SR message */
 	u8	ec_k;
 	u8	ec_m;
@@ -314,6 +328,7 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 		     u32 nparity);
 void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes);
+void sdr_sr_tx_set_urgent(struct sdr_sr_tx *m, bool urgent);
 u32 sdr_sr_group_m(u32 k, u32 m, u32 kg);
 int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		   struct sdr_sr_txd *out);
@@ -334,6 +349,8 @@ void sdr_sr_tx_path_down(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 size_t sdr_sr_rx_size(u32 max_len, u32 pay);
 void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
 		    void *mem);
+void sdr_sr_rx_set_urgent(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
+			  bool urgent, u64 now_ns);
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		   const struct sdr_pkt *pkt, u64 now_ns);
 int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,

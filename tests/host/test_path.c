@@ -222,7 +222,7 @@ static void test_path_down_up(void)
 	traffic(&ps, 3000, 0, 1, &now, sent);
 	CHECK_EQ(sent[1], 0);
 	CHECK_EQ(sdr_path_usable(&ps), 2);
-	CHECK_EQ(sdr_path_pick_untracked(&ps) == 1, 0);
+	CHECK_EQ(sdr_path_pick_untracked(&ps, SDR_PATH_ANY) == 1, 0);
 	CHECK_EQ(sdr_path_set_down(&ps, 1, false, now), 0);
 	CHECK_EQ(ps.p[1].state, SDR_PATH_DRAINED);
 	traffic(&ps, 3000, 0, 1, &now, sent);
@@ -350,7 +350,7 @@ static void test_path_allow(void)
 	CHECK_EQ(sent[0] + sent[1], 0);
 	CHECK(sent[2] > 80 && sent[3] > 80);
 	for (k = 0; k < 20; k++) {
-		i = sdr_path_pick_untracked(&ps);
+		i = sdr_path_pick_untracked(&ps, SDR_PATH_ANY);
 		CHECK(i == 2 || i == 3);
 	}
 	/* a resend avoids its last path among the allowed ones ... */

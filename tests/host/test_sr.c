@@ -55,6 +55,8 @@ struct imp {
 	 */
 	u32 nrails;
 	u32 rail_mask[4];
+	/* every message urgent, both ends (sdr_sr_tx/rx_set_urgent()) */
+	int urgent;
 	u64 seed;
 };
 
@@ -294,6 +296,7 @@ static void start_msgs(struct world *w)
 
 		m->mem = malloc(sdr_sr_tx_size(m->len, PAY));
 		CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, k, m->len, m->mem, w->now), 0);
+		sdr_sr_tx_set_urgent(&m->tx, w->imp->urgent);
 		if (w->imp->ec_k)
 			CHECK_EQ(sdr_sr_tx_set_ec(&w->fs, &m->tx, w->imp->ec_k,
 						  w->imp->ec_m), 0);
@@ -498,6 +501,7 @@ static void rx_post(struct world *w, u32 k)
 	r->map = malloc(sdr_sr_rx_size(MAX_LEN, PAY));
 	r->buf = malloc(MAX_LEN);
 	sdr_sr_rx_init(&w->fr, &r->rx, MAX_LEN, r->map);
+	sdr_sr_rx_set_urgent(&w->fr, &r->rx, w->imp->urgent, w->now);
 	w->rx_active[w->nrx_active++] = k;
 }
 
@@ -852,6 +856,10 @@ static void run(const struct imp *im)
 		CHECK(w->fr.ad.gap_ns > 0);
 		CHECK(w->fs.peer_gap_ns > 0);
 	}
+	if (im->urgent && (im->loss > 0 || im->path_loss[2] > 0))
+		CHECK(w->fs.st.urgent_dups > 0);
+	if (!im->urgent)
+		CHECK_EQ(w->fs.st.urgent_dups, 0);
 	if (im->npaths)
 		check_paths(w);
 	/* reordering inside what ADAPTIVE learned costs no resends */
@@ -934,6 +942,16 @@ static const struct imp imps[] = {
 	  .rail_mask = { 0x3, 0xc }, .path_delay_ns = { 0, 20 * US, 50 * US,
 	  70 * US }, .path_loss = { 0, 0, 0.20, 0.20 }, .heal_at = NMSG / 2,
 	  .seed = 47 },
+	/* urgent messages (a group's): resends twice, silent tails NACKed */
+	{ .name = "urgent_loss1pct", .loss = 0.01, .urgent = 1, .seed = 51 },
+	{ .name = "urgent_everything", .loss = 0.02, .reorder = 0.1,
+	  .reorder_ns = 60 * US, .dup = 0.02, .corrupt = 0.02,
+	  .jitter_ns = 10 * US, .urgent = 1, .seed = 52 },
+	{ .name = "ec_urgent_loss10pct", .loss = 0.10, .ec_k = 16, .ec_m = 4,
+	  .urgent = 1, .seed = 53 },
+	{ .name = "ad_urgent_paths4_lossy_heals", .npaths = 4, .adaptive = 1,
+	  .urgent = 1, .path_delay_ns = { 0, 50 * US, 0, 80 * US },
+	  .path_loss = { 0, 0, 0.20, 0 }, .heal_at = NMSG / 2, .seed = 54 },
 	{ .name = "ad_paths4_lossy_heals", .npaths = 4, .adaptive = 1,
 	  .path_delay_ns = { 0, 50 * US, 0, 80 * US },
 	  .path_loss = { 0, 0, 0.20, 0 }, .heal_at = NMSG / 2, .seed = 44 },
@@ -1768,6 +1786,197 @@ static void test_ec_silent_tail_left_to_rto(void)
 	free(e.mem);
 }
 
+/*
+ * Deliver what the sender handed out in @d (all but @skip, a bit mask of
+ * indexes into @d), take the receiver's answers until it has none due by
+ * @now, and give each to the sender.
+ */
+static void urgent_exchange(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			    struct sdr_sr_flow *fr, struct sdr_sr_rx *r,
+			    const struct sdr_sr_txd *d, u32 n, u32 skip,
+			    u64 now)
+{
+	struct sdr_pkt h, p;
+	struct sdr_ack a;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (skip & (1U << i))
+			continue;
+		p = dup_data(m, &d[i]);
+		CHECK(sdr_sr_rx_data(fr, r, &p, now) >= 0);
+	}
+	while (sdr_sr_rx_next_ctrl(fr, r, now, &h, &a) == 1) {
+		h.msg_seq = m->seq;
+		CHECK(sdr_sr_tx_ack(f, m, &h, &a, now) >= 0);
+	}
+}
+
+/*
+ * An urgent message's resend goes out twice, the copy at once and on the
+ * other path; one that is not urgent resends once.  The copy is not
+ * tracked (nothing more in flight), and an answer that comes before the
+ * copy is due leaves it out.
+ */
+static void test_sr_urgent_resend_twice(void)
+{
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_sr_txd d[8], re, cp;
+	void *mem = malloc(sdr_sr_tx_size(500, 100));
+	void *rmem = malloc(sdr_sr_rx_size(500, 100));
+	u64 now;
+	u32 n, urgent, inflight;
+
+	for (urgent = 0; urgent < 2; urgent++) {
+		now = 1000 * MS;
+		dup_flows(&cfg, &f, &fr, &ps);
+		CHECK_EQ(sdr_sr_tx_init(&f, &m, 7, 500, mem, now), 0);
+		sdr_sr_rx_init(&fr, &r, 500, rmem);
+		sdr_sr_tx_set_urgent(&m, urgent);
+		n = 0;
+		while (n < 8 && sdr_sr_tx_next(&f, &m, now, &d[n]) == 1) {
+			n++;
+			now += 10 * US;
+		}
+		CHECK_EQ(n, 5);
+		/* packet 2 is lost; the receiver NACKs it a reorder window later */
+		now += 100 * US;
+		urgent_exchange(&f, &m, &fr, &r, d, n, 1U << 2, now);
+		now += sdr_sr_reorder_ns(&fr);
+		urgent_exchange(&f, &m, &fr, &r, d, 0, 0, now);
+		CHECK_EQ(m.lost.count, 1);
+		CHECK_EQ(sdr_sr_tx_deadline(&f, &m, now), now);
+		CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &re), 1);
+		CHECK_EQ(re.idx, 2);
+		CHECK(re.flags & SDR_PKT_F_RETX);
+		inflight = f.inflight;
+		if (!urgent) {
+			CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &cp), 0);
+			CHECK_EQ(f.st.urgent_dups, 0);
+			continue;
+		}
+		/* the copy is due now, takes the other path, adds no flight */
+		CHECK_EQ(sdr_sr_tx_deadline(&f, &m, now), now);
+		CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &cp), 1);
+		CHECK_EQ(cp.idx, 2);
+		CHECK_EQ(cp.offset, 200);
+		CHECK(cp.flags & SDR_PKT_F_RETX);
+		CHECK(cp.path != re.path);
+		CHECK_EQ(f.inflight, inflight);
+		CHECK_EQ(f.st.urgent_dups, 1);
+		CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &cp), 0);
+		/* both arrive: the second is a duplicate, the message done */
+		now += 100 * US;
+		urgent_exchange(&f, &m, &fr, &r, &re, 1, 0, now);
+		CHECK_EQ(m.status, SDR_SR_DONE);
+		CHECK_EQ(f.inflight, 0);
+	}
+	/* answered before its copy went: the copy is left out */
+	now = 2000 * MS;
+	dup_flows(&cfg, &f, &fr, &ps);
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 8, 500, mem, now), 0);
+	sdr_sr_rx_init(&fr, &r, 500, rmem);
+	sdr_sr_tx_set_urgent(&m, true);
+	n = 0;
+	while (n < 8 && sdr_sr_tx_next(&f, &m, now, &d[n]) == 1) {
+		n++;
+		now += 10 * US;
+	}
+	/* the tail (4) is lost: the timeout resends it */
+	now += 100 * US;
+	urgent_exchange(&f, &m, &fr, &r, d, n, 1U << 4, now);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &re), 0);
+	now = sdr_sr_tx_deadline(&f, &m, now);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &re), 1);
+	CHECK_EQ(re.idx, 4);
+	urgent_exchange(&f, &m, &fr, &r, &re, 1, 0, now);
+	CHECK_EQ(m.status, SDR_SR_DONE);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &cp), 0);
+	CHECK_EQ(f.st.urgent_dups, 0);
+	free(mem);
+	free(rmem);
+}
+
+/*
+ * An SR receive whose last packets are lost hears nothing more: urgent,
+ * it NACKs the silent tail after the tail wait (and a second look); not
+ * urgent, it leaves it to the sender's timeout.  Made urgent while
+ * waiting, it arms the wait then.
+ */
+static void test_sr_urgent_rx_tail(void)
+{
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_sr_txd d[8];
+	struct sdr_pkt h, p;
+	struct sdr_ack a;
+	void *mem = malloc(sdr_sr_tx_size(500, 100));
+	void *rmem = malloc(sdr_sr_rx_size(500, 100));
+	u64 now, t0, dl;
+	u32 n, i, mode, nacks;
+
+	/* mode 0: not urgent; 1: urgent from the post; 2: made urgent late */
+	for (mode = 0; mode < 3; mode++) {
+		now = 1000 * MS;
+		dup_flows(&cfg, &f, &fr, &ps);
+		CHECK_EQ(sdr_sr_tx_init(&f, &m, 9, 500, mem, now), 0);
+		sdr_sr_rx_init(&fr, &r, 500, rmem);
+		if (mode == 1)
+			sdr_sr_rx_set_urgent(&fr, &r, true, now);
+		n = 0;
+		while (n < 8 && sdr_sr_tx_next(&f, &m, now, &d[n]) == 1)
+			n++;
+		CHECK_EQ(n, 5);
+		now += 100 * US;
+		for (i = 0; i < 3; i++) {
+			p = dup_data(&m, &d[i]);
+			CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+		}
+		while (sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a) == 1)
+			CHECK_EQ(h.type, SDR_PKT_ACK);
+		t0 = now;
+		if (mode == 2) {
+			now += 10 * US;
+			sdr_sr_rx_set_urgent(&fr, &r, true, now);
+			t0 = now;
+		}
+		dl = sdr_sr_rx_deadline(&fr, &r);
+		if (!mode) {
+			CHECK_EQ(dl, U64_MAX);
+			CHECK_EQ(fr.st.tail_probes, 0);
+			continue;
+		}
+		CHECK_EQ(dl, t0 + sdr_sr_tail_wait_ns(&fr));
+		/* the second look, a quarter of the wait later, NACKs 3 and 4 */
+		nacks = 0;
+		for (i = 0; i < 4 && (dl = sdr_sr_rx_deadline(&fr, &r)) < U64_MAX; i++) {
+			now = dl;
+			while (sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a) == 1) {
+				if (h.type != SDR_PKT_NACK)
+					continue;
+				nacks++;
+				CHECK_EQ(a.base, 3);
+				CHECK(!sdr_ack_bit(&a, 0) && !sdr_ack_bit(&a, 1));
+			}
+			if (nacks)
+				break;
+		}
+		CHECK_EQ(nacks, 1);
+		CHECK_EQ(fr.st.tail_probes, 1);
+		CHECK_EQ(now, t0 + sdr_sr_tail_wait_ns(&fr) +
+			 (sdr_sr_tail_wait_ns(&fr) >> 2));
+	}
+	free(mem);
+	free(rmem);
+}
+
 static const struct imp *cur;
 
 static void one(void)
@@ -1790,6 +1999,8 @@ void test_sr(void)
 	TAP_RUN(test_sr_stream_pause);
 	TAP_RUN(test_sr_dup_takes_loss_back);
 	TAP_RUN(test_sr_dup_after_done);
+	TAP_RUN(test_sr_urgent_resend_twice);
+	TAP_RUN(test_sr_urgent_rx_tail);
 	TAP_RUN(test_ec_nack_lost_tail);
 	TAP_RUN(test_ec_silent_tail_left_to_rto);
 	for (i = 0; i < ARRAY_SIZE(imps); i++) {

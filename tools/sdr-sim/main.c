@@ -56,6 +56,9 @@ static void usage(FILE *f)
 "  --path-loss LIST   drop probability each path adds, comma-separated\n"
 "                     (0,...): \"--paths 2 --loss 0 --path-loss 0,0.05\" is a\n"
 "                     clean rail beside one that loses 5%%\n"
+"  --groups           each message is its own group, the one the application\n"
+"                     waits for (the kernel's urgent treatment: resends go\n"
+"                     twice, a silent tail is NACKed whatever the policy)\n"
 "  --seed S           random seed (1)\n"
 "  --model            also print the analytical model of the policy\n"
 "  --json             one JSON object on stdout\n");
@@ -180,6 +183,7 @@ enum {
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
 	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
 	O_STALL, O_STALL_EVERY, O_TX_LATE, O_PATHS, O_PATH_DELAY, O_PATH_LOSS,
+	O_GROUPS,
 };
 
 static const struct option opts[] = {
@@ -199,6 +203,7 @@ static const struct option opts[] = {
 	{ "tx-late", 1, NULL, O_TX_LATE },
 	{ "paths", 1, NULL, O_PATHS }, { "path-delay", 1, NULL, O_PATH_DELAY },
 	{ "path-loss", 1, NULL, O_PATH_LOSS },
+	{ "groups", 0, NULL, O_GROUPS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -312,6 +317,9 @@ int main(int argc, char **argv)
 			else
 				bad = 1;
 			break;
+		case O_GROUPS:
+			p.urgent = 1;
+			break;
 		case O_PATHS:
 			bad = parse_u32(optarg, 1, SIM_MAX_PATHS, &p.npaths);
 			break;
@@ -397,6 +405,12 @@ int main(int argc, char **argv)
 		       r.cpu_s);
 		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u,\"rx_dup\":%llu", r.se_ns,
 		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
+		if (p.urgent)
+			printf(",\"groups\":true,\"urgent_dups\":%llu",
+			       (unsigned long long)r.st.urgent_dups);
+		if (p.urgent && p.policy != SIM_ADAPTIVE)
+			printf(",\"tail_probes\":%llu",
+			       (unsigned long long)r.st.tail_probes);
 		if (p.stall_ns && p.stall_every_ns)
 			printf(",\"stall_ns\":%llu,\"stall_every_ns\":%llu,\"stalled_events\":%llu",
 			       (unsigned long long)p.stall_ns,

@@ -384,6 +384,10 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 	if (p->policy == SIM_EC && sdr_sr_tx_set_ec(fs, &tx, p->ec_k, p->ec_m))
 		return -22;
 	sdr_sr_rx_init(fr, &rx, len, rxmem);
+	if (p->urgent) {
+		sdr_sr_tx_set_urgent(&tx, true);
+		sdr_sr_rx_set_urgent(fr, &rx, true, now);
+	}
 
 	for (;;) {
 		struct fpkt *f = NULL, *h;

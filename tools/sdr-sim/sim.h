@@ -48,6 +48,11 @@ struct sim_params {
 	 */
 	int	module_timers;
 	/*
+	 * Every message is urgent (its group the oldest open one, as the
+	 * kernel makes a grouped message the application waits for first).
+	 */
+	int	urgent;
+	/*
 	 * The receiving host stalls for stall_ns, on average every
 	 * stall_every_ns (exponential gaps; 0: never): what arrives meanwhile
 	 * waits, and its timers that fell due run first when it resumes, as
