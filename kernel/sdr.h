@@ -17,7 +17,8 @@
  *           sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
  *           sdr_dev.tx_lock (spinlock, _bh; any device's, one at a time)
  *             sdr_flow.lock (spinlock, _bh)
- *               sdr_ctx.cq_lock (spinlock, _bh)
+ *               sdr_ctx.grp_lock (spinlock, _bh)
+ *                 sdr_ctx.cq_lock (spinlock, _bh)
  * A device's removal takes its rwsem for write, then its rails' mutexes.
  */
 #ifndef SDR_H
@@ -227,6 +228,18 @@ void sdr_net_free(struct sdr_dev *sdev);
 /* ------------------------------------------------------------------ */
 /* Contexts, flows, messages */
 
+/* A group of a context's sends and receives (sdr_group.c). */
+struct sdr_grp {
+	u32			id;		/* 0: a free entry */
+	u32			members;	/* joined so far */
+	u32			pending;	/* members without their completion */
+	u32			not_ok;		/* members completed other than OK */
+	u64			born;		/* open order */
+	u64			user_data;
+	u8			status;		/* the highest member status */
+	bool			closed;		/* no more members */
+};
+
 struct sdr_ctx {
 	struct sdr_dev		*sdev;		/* bound device, or NULL */
 	struct mutex		lock;		/* bind, flows list, flow create/destroy */
@@ -242,6 +255,14 @@ struct sdr_ctx {
 	u32			cq_pending;	/* ops that will produce a CQE */
 	wait_queue_head_t	wq;		/* poll() readiness */
 	pid_t			pid;
+
+	/* Groups (sdr_group.c). */
+	spinlock_t		grp_lock;	/* the table and its counters */
+	struct sdr_grp		*grps;		/* SDR_GROUPS_MAX, or NULL */
+	u32			grp_live;	/* entries in use */
+	u32			grp_next;	/* the next id to try */
+	u64			grp_born;	/* groups opened */
+	u32			grp_oldest;	/* the oldest live group's id, 0: none */
 };
 
 struct sdr_ring_hdr {			/* page 0 of the ring mapping */
@@ -284,6 +305,7 @@ struct sdr_txmsg {
 	const u8		*data;		/* first byte of the message */
 	void			*staging;	/* kvmalloc'ed copy, or NULL */
 	u64			user_data;
+	u32			group;		/* the group it joined, 0: none */
 	struct sdr_sr_tx	sr;		/* SR sender state */
 	void			*sr_mem;	/* its per-packet arrays */
 	u8			*par_buf;	/* EC: parity rows, built as sent */
@@ -304,6 +326,7 @@ struct sdr_rxslot {
 	u32			pkts_done;
 	u32			chunks_done;
 	u64			user_data;
+	u32			group;		/* the group it joined, 0: none */
 	u64			done_at_pkt;	/* NONE: give up at this stats.rx_packets */
 	struct sdr_sr_rx	sr;		/* SR receiver state */
 	u8			**ec_par;	/* EC: parity payloads held, or NULL */
@@ -538,6 +561,7 @@ struct sdr_tx_dest {
 	u32			qpn;
 	u32			qkey;
 	u32			qp;		/* the device's path QP it leaves by */
+	bool			urgent;		/* a repair of the oldest group: first */
 };
 
 bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
@@ -556,6 +580,13 @@ bool sdr_ctx_cq_ready(struct sdr_ctx *ctx);
 bool sdr_ctx_cq_reserve(struct sdr_ctx *ctx);
 void sdr_ctx_cq_unreserve(struct sdr_ctx *ctx);
 void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe);
+
+/* sdr_group.c */
+int sdr_group_ioctl(struct sdr_ctx *ctx, struct sdr_group *arg);
+int sdr_group_join(struct sdr_ctx *ctx, u32 id);
+void sdr_group_done(struct sdr_ctx *ctx, u32 id, u8 status);
+bool sdr_group_urgent(struct sdr_ctx *ctx, u32 id);
+void sdr_group_free(struct sdr_ctx *ctx);
 
 int sdr_sysfs_init(void);
 void sdr_sysfs_exit(void);

@@ -163,7 +163,12 @@ static int sdr_ioc_flow_info(struct sdr_ctx *ctx, void *p)
 
 static int sdr_ioc_recv_post(struct sdr_ctx *ctx, void *p)
 {
-	return sdr_recv_post(ctx, p);
+	struct sdr_recv_post *arg = p;
+
+	if (arg->__reserved ||
+	    (!(arg->flags & SDR_RECV_GROUP) && arg->group))
+		return -EINVAL;
+	return sdr_recv_post(ctx, arg);
 }
 
 static int sdr_ioc_recv_complete(struct sdr_ctx *ctx, void *p)
@@ -177,11 +182,12 @@ static int sdr_ioc_recv_complete(struct sdr_ctx *ctx, void *p)
 
 static int sdr_ioc_send_post(struct sdr_ctx *ctx, void *p)
 {
-	struct sdr_send_post *arg = p;
+	return sdr_send_post(ctx, p);
+}
 
-	if (arg->__reserved)
-		return -EINVAL;
-	return sdr_send_post(ctx, arg);
+static int sdr_ioc_group(struct sdr_ctx *ctx, void *p)
+{
+	return sdr_group_ioctl(ctx, p);
 }
 
 static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
@@ -229,7 +235,8 @@ static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 		arg->policies |= BIT_ULL(id);
 	if (sdr_policy_runs(SDR_POLICY_AUTO))
 		arg->policies |= BIT_ULL(SDR_POLICY_AUTO);
-	arg->features = SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS;
+	arg->features = SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
+			SDR_FEATURE_GROUPS;
 	arg->ec_max_k = SDR_EC_MAX_K;
 	arg->ec_max_m = SDR_EC_MAX_M;
 	arg->max_msg_size = SDR_MAX_MSG_SIZE;
@@ -257,16 +264,18 @@ SDR_V1_ENDS_AT(sdr_flow_destroy, __reserved, SDR_FLOW_DESTROY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_info, spurious_retx, SDR_FLOW_INFO_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_recv_post, user_data, SDR_RECV_POST_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_recv_complete, __reserved, SDR_RECV_COMPLETE_SIZE_V1);
-SDR_V1_ENDS_AT(sdr_send_post, __reserved, SDR_SEND_POST_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_send_post, group, SDR_SEND_POST_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_modify, policy, SDR_FLOW_MODIFY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_query, __reserved, SDR_QUERY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_rail, ep_paths, SDR_FLOW_RAIL_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_group, user_data, SDR_GROUP_SIZE_V1);
 /* and the later versions at their last fields, the structs it knows */
 static_assert(offsetofend(struct sdr_flow_create, ec_m) ==
 	      SDR_FLOW_CREATE_SIZE_V2);
 static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V3);
 static_assert(sizeof(struct sdr_flow_connect) == SDR_FLOW_CONNECT_SIZE_V2);
 static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V2);
+static_assert(sizeof(struct sdr_recv_post) == SDR_RECV_POST_SIZE_V2);
 
 /* struct sdr_ioctl_op.mode */
 #define SDR_OP_OUT	BIT(0)	/* copy the struct back on success */
@@ -303,7 +312,8 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		SDR_OP(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, 0, SDR_OP_OUT,
 		       sdr_ioc_flow_info),
 	[_IOC_NR(SDR_IOC_RECV_POST)] =
-		SDR_OP(sdr_recv_post, SDR_RECV_POST_SIZE_V1, 0, SDR_OP_OUT,
+		SDR_OP(sdr_recv_post, SDR_RECV_POST_SIZE_V1, SDR_RECV_GROUP,
+		       SDR_OP_OUT,
 		       sdr_ioc_recv_post),
 	[_IOC_NR(SDR_IOC_RECV_COMPLETE)] =
 		SDR_OP(sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1, 0, 0,
@@ -311,7 +321,8 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 	[_IOC_NR(SDR_IOC_SEND_POST)] =
 		SDR_OP(sdr_send_post, SDR_SEND_POST_SIZE_V1,
 		       SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
-		       SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
+		       SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END |
+		       SDR_SEND_GROUP,
 		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_send_post),
 	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] =
 		SDR_OP(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1,
@@ -324,6 +335,9 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 	[_IOC_NR(SDR_IOC_FLOW_RAIL)] =
 		SDR_OP(sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, 0, SDR_OP_OUT,
 		       sdr_ioc_flow_rail),
+	[_IOC_NR(SDR_IOC_GROUP)] =
+		SDR_OP(sdr_group, SDR_GROUP_SIZE_V1, 0, SDR_OP_OUT,
+		       sdr_ioc_group),
 };
 
 union sdr_ioctl_buf {
@@ -338,6 +352,7 @@ union sdr_ioctl_buf {
 	struct sdr_flow_modify		flow_modify;
 	struct sdr_query		query;
 	struct sdr_flow_rail		flow_rail;
+	struct sdr_group		group;
 };
 
 static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -477,6 +492,7 @@ static int sdr_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
 	spin_lock_init(&ctx->cq_lock);
+	spin_lock_init(&ctx->grp_lock);
 	xa_init(&ctx->flows);
 	init_waitqueue_head(&ctx->wq);
 	ctx->pid = task_tgid_nr(current);
@@ -503,6 +519,7 @@ static int sdr_release(struct inode *inode, struct file *file)
 		sdr_dev_put(sdev);
 	}
 	xa_destroy(&ctx->flows);
+	sdr_group_free(ctx);
 	vfree(ctx->ring);
 	kfree(ctx);
 	atomic_dec(&sdr_nr_ctx);

@@ -552,6 +552,13 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	ret = -EAGAIN;
 	if (slot->state != SDR_RECV_FREE || !sdr_ctx_cq_reserve(ctx))
 		goto out_unlock;
+	if (arg->flags & SDR_RECV_GROUP) {
+		ret = sdr_group_join(ctx, arg->group);
+		if (ret) {
+			sdr_ctx_cq_unreserve(ctx);
+			goto out_unlock;
+		}
+	}
 
 	st = sdr_slot_state(flow, idx);
 	memset(&st->imm, 0, flow->state_stride - offsetof(struct sdr_recv_state, imm));
@@ -564,6 +571,7 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 		.seq		= seq,
 		.state		= SDR_RECV_POSTED,
 		.user_data	= arg->user_data,
+		.group		= arg->flags & SDR_RECV_GROUP ? arg->group : 0,
 	};
 	__clear_bit(seq % SDR_RX_HIST, flow->rx_delivered);
 	flow->rx_next_post++;
@@ -605,6 +613,8 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 		 * later packets get the same answer: rx_delivered is clear).
 		 */
 		sdr_ctx_cq_unreserve(ctx);
+		if (slot->group)
+			sdr_group_done(ctx, slot->group, SDR_STATUS_FAILED);
 		flow->rx_posted--;
 		if (slot->state == SDR_RECV_ACTIVE) {
 			if (slot->ops->rx_release)
@@ -789,6 +799,7 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
 			.imm		= msg->imm,
 		};
 		r.path = first;
+		r.urgent = flow->ctx && sdr_group_urgent(flow->ctx, msg->group);
 		if (!msg->ops->tx_next(flow, msg, &r, pkt, data))
 			continue;
 		*msgp = msg;
@@ -808,6 +819,8 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
 	dest->ah = rl ? rl->ah : flow->ah;
 	dest->qpn = rl ? rl->peer_qpn : flow->peer_qpn;
 	dest->qkey = rl ? rl->peer_qkey : flow->peer_qkey;
+	dest->urgent = r.urgent &&
+		       (pkt->flags & (SDR_PKT_F_RETX | SDR_PKT_F_PARITY));
 	return true;
 }
 
@@ -826,7 +839,7 @@ static void sdr_flow_finish_tx(struct sdr_flow *flow)
 		else
 			flow->stats.msgs_failed++;
 		sdr_flow_cqe(flow, SDR_CQE_SEND, status, msg->seq, 0,
-			     msg->msg_len, msg->imm, msg->user_data);
+			     msg->msg_len, msg->imm, msg->user_data, msg->group);
 		sdr_txmsg_unlist(flow, msg);
 	}
 }
@@ -948,6 +961,13 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		ret = -EAGAIN;
 	if (!ret && !sdr_ctx_cq_reserve(ctx))
 		ret = -EAGAIN;
+	if (!ret && (arg->flags & SDR_SEND_GROUP)) {
+		ret = sdr_group_join(ctx, arg->group);
+		if (ret)
+			sdr_ctx_cq_unreserve(ctx);
+		else
+			msg->group = arg->group;
+	}
 	if (ret) {
 		spin_unlock_bh(&flow->lock);
 		goto err_put;
@@ -1049,6 +1069,10 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 		return -ENOENT;
 	ret = -EINVAL;
 	if (stream & (stream - 1))
+		goto out_put;
+	/* a group is joined by a message's first post only */
+	if ((arg->flags & SDR_SEND_GROUP) ?
+	    stream & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END) : arg->group)
 		goto out_put;
 	if (arg->len > flow->max_msg_size)
 		goto out_put;

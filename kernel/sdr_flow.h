@@ -31,6 +31,7 @@ struct sdr_tx_round {
 	u64		now;
 	unsigned long	held;	/* bit id: that policy's later messages wait */
 	u32		path;	/* tx_next's packet goes on this path (0) */
+	bool		urgent;	/* the message is of its context's oldest group */
 };
 
 /* EC's payload work inside the SR engine's message handling. */
@@ -169,7 +170,7 @@ void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len);
 void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status);
 void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
-		  u32 slot, u32 len, u32 imm, u64 user_data);
+		  u32 slot, u32 len, u32 imm, u64 user_data, u32 group);
 void sdr_txmsg_put(struct sdr_txmsg *msg);
 void sdr_txmsg_unlist(struct sdr_flow *flow, struct sdr_txmsg *msg);
 int sdr_flow_gone(struct sdr_flow *flow);

@@ -58,7 +58,8 @@ static const char * const sdr_adk_stats[] = {
 	"jitter_us", "peer_rtt_us", "pace_gap_ns", "pace_gain_pct", "base_rtt_us",
 	"rto_extra_us", "srtt_us", "rto_us",
 	"ack_every", "retransmits", "timeouts", "spurious_retx", "late_nacks",
-	"tail_probes", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx", NULL,
+	"tail_probes", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx",
+	"urgent_dups", NULL,
 };
 
 static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
@@ -91,6 +92,7 @@ static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
 	case 19: return f->st.acks_rx;
 	case 20: return f->st.nacks_tx;
 	case 21: return f->st.nacks_rx;
+	case 22: return f->st.urgent_dups;
 	}
 	return 0;
 }

@@ -86,8 +86,12 @@ int sdr_flow_usable(struct sdr_flow *flow)
 /* ------------------------------------------------------------------ */
 /* Completions (flow->lock held) */
 
+/*
+ * Post a completion (reserved at post) to the flow's context; then the
+ * member's @group (0: none) counts it.
+ */
 void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
-		  u32 slot, u32 len, u32 imm, u64 user_data)
+		  u32 slot, u32 len, u32 imm, u64 user_data, u32 group)
 {
 	struct sdr_cqe cqe = {
 		.user_data	= user_data,
@@ -107,8 +111,11 @@ void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 	else
 		trace_sdr_msg_failed(flow->id, type == SDR_CQE_RECV, seq, len,
 				     status);
-	if (flow->ctx)
-		sdr_ctx_cq_push(flow->ctx, &cqe);
+	if (!flow->ctx)
+		return;
+	sdr_ctx_cq_push(flow->ctx, &cqe);
+	if (group)
+		sdr_group_done(flow->ctx, group, status);
 }
 
 void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
@@ -132,7 +139,8 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 		flow->stats.msgs_failed++;
 	}
 	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
-		     slot->msg_len, READ_ONCE(st->imm), slot->user_data);
+		     slot->msg_len, READ_ONCE(st->imm), slot->user_data,
+		     slot->group);
 }
 
 /* May run under flow->lock: kvfree defers vfree out of atomic context. */
@@ -307,7 +315,7 @@ void sdr_flow_flushed_done(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
 	lockdep_assert_held(&flow->lock);
 	sdr_flow_cqe(flow, SDR_CQE_SEND, msg->flush_status, msg->seq, 0,
-		     msg->msg_len, msg->imm, msg->user_data);
+		     msg->msg_len, msg->imm, msg->user_data, msg->group);
 	sdr_txmsg_put(msg);
 }
 

@@ -112,6 +112,9 @@ void sdr_srk_rx_post(struct sdr_flow *flow, u32 idx,
 
 	sdr_sr_rx_init(&flow->sr, &flow->slots[idx].sr, flow->max_msg_size,
 		       flow->sr_rx_mem + idx * flow->sr_rx_size);
+	/* a grouped receive is waited for: it NACKs a silent tail */
+	sdr_sr_rx_set_urgent(&flow->sr, &flow->slots[idx].sr,
+			     flow->slots[idx].group != 0, 0);
 }
 
 /*
@@ -347,6 +350,7 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
 	if (msg->sr.status)
 		return false;
 	sdr_srk_heard(flow, msg);
+	sdr_sr_tx_set_urgent(&msg->sr, r->urgent);
 	ret = sdr_sr_tx_next(ef, &msg->sr, now, &txd);
 	sdr_srk_trace_lost(flow, ef, msg->seq, t0, n0);
 	sdr_flow_arm(flow, sdr_sr_tx_deadline(ef, &msg->sr, now));
@@ -424,7 +428,8 @@ bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
 
 static const char * const sdr_srk_stats[] = {
 	"retransmits", "timeouts", "spurious_retx", "acks_tx", "acks_rx",
-	"nacks_tx", "nacks_rx", "rnr_rx", "srtt_us", "rto_us", NULL,
+	"nacks_tx", "nacks_rx", "rnr_rx", "srtt_us", "rto_us",
+	"urgent_dups", "tail_probes", NULL,
 };
 
 /* The engine's counters of the flow's SR and EC messages, and its RTT. */
@@ -443,6 +448,8 @@ static u64 sdr_srk_stat(struct sdr_flow *flow, u32 i)
 	case 7: return st->rnr_rx;
 	case 8: return div_u64(flow->sr.rtt.srtt_ns, NSEC_PER_USEC);
 	case 9: return div_u64(sdr_rtt_rto(&flow->sr.rtt), NSEC_PER_USEC);
+	case 10: return st->urgent_dups;
+	case 11: return st->tail_probes;
 	}
 	return 0;
 }

@@ -377,7 +377,9 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 			continue;
 		}
 		spin_unlock(&flow->lock);
-		list_move_tail(&txq->node, &sdev->tx_flows);
+		/* the oldest group's repairs go first: the flow stays ahead */
+		if (!dest.urgent)
+			list_move_tail(&txq->node, &sdev->tx_flows);
 
 		tx = sdr_tx_claim(sdev, flow, txq, msg);
 		sdr_wire_encode(&pkt, tx->buf);

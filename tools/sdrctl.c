@@ -367,6 +367,7 @@ static const struct {
 	{ SDR_FEATURE_AUTH, "auth" },
 	{ SDR_FEATURE_MULTIPATH, "multipath" },
 	{ SDR_FEATURE_RAILS, "rails" },
+	{ SDR_FEATURE_GROUPS, "groups" },
 };
 
 /* A mask as a list of names: policies by id, features by feature_names. */

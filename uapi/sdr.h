@@ -142,6 +142,7 @@ struct sdr_bind {
 /* One completion.  32 bytes. */
 #define SDR_CQE_SEND		1
 #define SDR_CQE_RECV		2
+#define SDR_CQE_GROUP		3	/* a closed group's members all completed */
 
 #define SDR_STATUS_OK		0	/* all bytes delivered / sent */
 #define SDR_STATUS_PARTIAL	1	/* recv: completed with holes (NONE) */
@@ -154,6 +155,12 @@ struct sdr_bind {
 #define SDR_STATUS_FAILED	2	/* peer dead, flow closed or reset */
 #define SDR_STATUS_FLUSHED	3	/* flow destroyed or device removed */
 
+/*
+ * A group's entry (SDR_CQE_GROUP, SDR_IOC_GROUP): user_data as given at
+ * open, flow_id 0, seq the group id, slot its members, imm how many of
+ * them completed other than OK, len 0, status the highest member status
+ * (OK < PARTIAL < FAILED < FLUSHED; OK for a group without members).
+ */
 struct sdr_cqe {
 	__aligned_u64 user_data;	/* as given at post time */
 	__u32 flow_id;
@@ -387,12 +394,17 @@ struct sdr_flow_info {
 /*
  * SDR_IOC_RECV_POST - post a receive.  Receives match messages in order:
  * the n-th receive posted on a flow takes the n-th message the peer sends.
+ * flags: SDR_RECV_GROUP (since version 2): the receive joins group
+ *      @group (SDR_IOC_GROUP); without it group must be 0.
  * out: slot (index into the receive region and state area), seq (the
  *      message sequence number it will hold; the handle), gen.
  * errors: ENOTCONN flow not connected; EAGAIN all max_msgs slots are in
  *      use or the completion ring is full; EPIPE the flow is closed or
- *      failed.
+ *      failed; EINVAL a group without SDR_RECV_GROUP; ENOENT the group
+ *      is not open (never opened, closed already, or completed).
  */
+#define SDR_RECV_GROUP		(1U << 0)
+
 struct sdr_recv_post {
 	__u32 size;
 	__u32 flags;
@@ -401,8 +413,11 @@ struct sdr_recv_post {
 	__u32 seq;		/* out */
 	__u32 gen;		/* out */
 	__aligned_u64 user_data;
+	__u32 group;		/* SDR_RECV_GROUP: the group it joins */
+	__u32 __reserved;
 };
 #define SDR_RECV_POST_SIZE_V1	32
+#define SDR_RECV_POST_SIZE_V2	40
 
 /*
  * SDR_IOC_RECV_COMPLETE - give a receive slot back.  Allowed in any state
@@ -434,6 +449,9 @@ struct sdr_recv_complete {
  *   SDR_SEND_STREAM_CONT   len more bytes of message seq (in) are ready;
  *                          addr is where those bytes start.
  *   SDR_SEND_STREAM_END    as CONT, and these are the last bytes.
+ *   SDR_SEND_GROUP         the message joins group @group (SDR_IOC_GROUP);
+ *                          one-shot and STREAM_START only.  Without it
+ *                          group must be 0.
  * Without stream flags: one-shot, msg_len is ignored and len is the
  * message length.  A streamed message always ends with STREAM_END, which
  * may carry len 0 when START or CONT already made every byte ready;
@@ -461,6 +479,7 @@ struct sdr_recv_complete {
 #define SDR_SEND_STREAM_START	(1U << 1)
 #define SDR_SEND_STREAM_CONT	(1U << 2)
 #define SDR_SEND_STREAM_END	(1U << 3)
+#define SDR_SEND_GROUP		(1U << 4)
 
 struct sdr_send_post {
 	__u32 size;
@@ -472,7 +491,7 @@ struct sdr_send_post {
 	__aligned_u64 msg_len;	/* STREAM_START only */
 	__aligned_u64 user_data;
 	__u32 seq;		/* out (one-shot, START); in (CONT, END) */
-	__u32 __reserved;
+	__u32 group;		/* SDR_SEND_GROUP: the group it joins; else 0 */
 };
 #define SDR_SEND_POST_SIZE_V1	56
 
@@ -522,6 +541,7 @@ struct sdr_flow_modify {
 #define SDR_FEATURE_AUTH	(1ULL << 0)	/* authenticated packets (not yet: 0) */
 #define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several QPs (paths) */
 #define SDR_FEATURE_RAILS	(1ULL << 2)	/* a flow over several devices */
+#define SDR_FEATURE_GROUPS	(1ULL << 3)	/* groups: SDR_IOC_GROUP */
 
 struct sdr_query {
 	__u32 size;
@@ -592,6 +612,46 @@ struct sdr_flow_rail {
 };
 #define SDR_FLOW_RAIL_SIZE_V1	200
 
+/*
+ * SDR_IOC_GROUP - groups of a context's sends and receives: one
+ * collective step, say, whose messages the application waits for
+ * together.  A group is open from SDR_GROUP_OPEN until SDR_GROUP_CLOSE;
+ * while open, sends (SDR_SEND_GROUP) and receives (SDR_RECV_GROUP) of any
+ * of the context's flows join it at post.  Once it is closed and every
+ * member has its completion in the ring, the group's own completion
+ * (SDR_CQE_GROUP) follows them.  A member a process abandons (a receive
+ * given back before it completed) counts as completed FAILED.
+ *
+ * Recovery goes to the oldest group first: the sends and receives of the
+ * context's oldest group not yet completed (by open order) are urgent.
+ * An urgent send's resends go out twice (the copy on another path when
+ * the flow has more than one) and ahead of other flows' packets on the
+ * device; its EC parity goes ahead too.  A grouped receive NACKs a tail
+ * that stays silent (the sender's timeout, the slower way to learn of a
+ * lost tail, is left as the last resort), whatever the flow's policy.
+ *
+ * op SDR_GROUP_OPEN: in user_data (returned in the group's completion);
+ *      out group, an id that is not 0 and names no other group of the
+ *      context still open or completing.  It holds one completion ring
+ *      entry until its completion is consumed.
+ *      errors: EAGAIN the completion ring is full, or SDR_GROUPS_MAX
+ *      groups are open or completing.
+ * op SDR_GROUP_CLOSE: in group.  No more members join it.
+ *      errors: ENOENT it is not open (never opened, or closed already).
+ */
+#define SDR_GROUPS_MAX		256
+#define SDR_GROUP_OPEN		0
+#define SDR_GROUP_CLOSE		1
+
+struct sdr_group {
+	__u32 size;
+	__u32 flags;
+	__u32 op;		/* SDR_GROUP_* */
+	__u32 group;		/* OPEN: out; CLOSE: in */
+	__aligned_u64 user_data;	/* OPEN: in */
+};
+#define SDR_GROUP_SIZE_V1	24
+
 #define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
 #define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
 #define SDR_IOC_FLOW_CONNECT	_IO(SDR_IOC_MAGIC, 0x02)
@@ -603,5 +663,6 @@ struct sdr_flow_rail {
 #define SDR_IOC_FLOW_MODIFY	_IO(SDR_IOC_MAGIC, 0x08)
 #define SDR_IOC_QUERY		_IO(SDR_IOC_MAGIC, 0x09)
 #define SDR_IOC_FLOW_RAIL	_IO(SDR_IOC_MAGIC, 0x0a)
+#define SDR_IOC_GROUP		_IO(SDR_IOC_MAGIC, 0x0b)
 
 #endif /* _UAPI_SDR_H */

@@ -179,7 +179,7 @@ struct sdr_completion {
 	uint32_t slot;
 	uint32_t len;
 	uint32_t imm;
-	uint8_t type;		/* SDR_CQE_SEND / SDR_CQE_RECV */
+	uint8_t type;		/* SDR_CQE_SEND / SDR_CQE_RECV / SDR_CQE_GROUP */
 	uint8_t status;		/* SDR_STATUS_* */
 	uint16_t reserved;
 };
@@ -190,6 +190,34 @@ int sdr_poll_cq(struct sdr_ctx *ctx, struct sdr_completion *out, int max);
 int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max);
 /* Sleep in poll(2) until a completion may be ready: 0 or -ETIMEDOUT. */
 int sdr_wait(struct sdr_ctx *ctx, int timeout_ms);
+
+/*
+ * Groups (since 1.6; sdr_caps.features SDR_FEATURE_GROUPS): sends and
+ * receives of any of the context's flows that the application waits for
+ * together, one collective step say.  sdr_group_open() opens one and
+ * returns its id; sdr_flow_set_group() makes the flow's later posts join
+ * it (0: none; a flow names one group at a time, set it before posting
+ * from one thread); sdr_group_close() says no more members come.  Once
+ * it is closed and each member completed (or was abandoned, which counts
+ * as FAILED), the group completes: an SDR_CQE_GROUP completion with its
+ * id in seq, its user_data, its members in slot, how many completed
+ * other than OK in imm and the highest member status in status.
+ * sdr_group_poll() takes it if it came (1, else 0); sdr_group_wait()
+ * waits for it (0, or -ETIMEDOUT); completions they pass over are kept
+ * for sdr_poll_cq() and sdr_send_poll().  The kernel gives recovery of
+ * the oldest group not yet completed priority (uapi/sdr.h,
+ * SDR_IOC_GROUP).  Each open group holds a completion ring entry until
+ * its completion is taken.  Errors: -EAGAIN (ring full, or
+ * SDR_GROUPS_MAX groups open), -ENOENT (close, or a post naming a group
+ * that is not open).
+ */
+int sdr_group_open(struct sdr_ctx *ctx, uint64_t user_data, uint32_t *group);
+int sdr_group_close(struct sdr_ctx *ctx, uint32_t group);
+int sdr_flow_set_group(struct sdr_flow *flow, uint32_t group);
+int sdr_group_poll(struct sdr_ctx *ctx, uint32_t group,
+		   struct sdr_completion *out);
+int sdr_group_wait(struct sdr_ctx *ctx, uint32_t group, int timeout_ms,
+		   struct sdr_completion *out);
 
 /*
  * Receiving.  The n-th receive posted on a flow takes the n-th message.

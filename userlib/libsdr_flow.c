@@ -246,6 +246,14 @@ int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m)
 	return flow_modify(flow, SDR_FLOW_MODIFY_EC, 0, k, m);
 }
 
+int sdr_flow_set_group(struct sdr_flow *flow, uint32_t group)
+{
+	if (!flow)
+		return -EINVAL;
+	flow->group = group;
+	return 0;
+}
+
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep)
 {
 	if (!flow || !ep)

@@ -10,8 +10,9 @@
  *   libsdr_sys.c    the ioctl and clock wrappers
  *
  * Beside them, calling only libsdr_sys.c: libsdr_send.c (posting sends),
- * libsdr_recv.c (posting receives, reading their state in place) and
- * libsdr_xchg.c (endpoint exchange over TCP).  libsdr_cm.c (connecting
+ * libsdr_recv.c (posting receives, reading their state in place),
+ * libsdr_group.c (opening and closing groups) and libsdr_xchg.c
+ * (endpoint exchange over TCP).  libsdr_cm.c (connecting
  * through rdma_cm) calls libsdr_flow.c, libsdr_ctx.c (sdr_ctx_query) and
  * libsdr_sys.c.  libsdr_names.c (names of
  * the uapi constants) calls nothing.  libsdr_sys.h and libsdr_ring.h
@@ -54,6 +55,7 @@ struct sdr_flow {
 	uint32_t chunk_bitmap;
 	uint32_t pkt_bitmap;
 	struct sdr_recv *recvs;		/* max_msgs handles, by slot */
+	uint32_t group;			/* posts join it (sdr_flow_set_group) */
 };
 
 /* Completions taken off the ring for someone else, in ring order. */

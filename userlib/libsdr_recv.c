@@ -27,6 +27,10 @@ int sdr_recv_post(struct sdr_flow *flow, uint64_t user_data,
 	p.size = sizeof(p);
 	p.flow_id = flow->props.flow_id;
 	p.user_data = user_data;
+	if (flow->group) {
+		p.flags = SDR_RECV_GROUP;
+		p.group = flow->group;
+	}
 	ret = sdr__ioctl(flow->ctx->fd, SDR_IOC_RECV_POST, &p);
 	if (ret)
 		return ret;

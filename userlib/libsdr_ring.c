@@ -2,7 +2,8 @@
 /*
  * libsdr_ring: a context's completion ring - mapping it at the offsets the
  * bind returned, draining it, the backlog of completions taken off it for
- * someone else, and waiting for it (sdr_poll_cq, sdr_send_poll, sdr_wait).
+ * someone else, and waiting for it (sdr_poll_cq, sdr_send_poll,
+ * sdr_group_poll, sdr_wait, sdr_group_wait).
  * Calls only libsdr_sys.c.
  *
  * Memory ordering follows uapi/sdr.h: the kernel stores the ring tail with
@@ -131,7 +132,7 @@ static void cqe_convert(struct sdr_ctx *ctx, const struct sdr_cqe *e,
 	c->imm = e->imm;
 	c->type = e->type;
 	c->status = e->status;
-	c->flow = flow_by_id(ctx, e->flow_id);
+	c->flow = c->type == SDR_CQE_GROUP ? NULL : flow_by_id(ctx, e->flow_id);
 	if (c->flow && c->type == SDR_CQE_RECV &&
 	    c->slot < c->flow->props.max_msgs) {
 		struct sdr_recv *h = &c->flow->recvs[c->slot];
@@ -141,15 +142,31 @@ static void cqe_convert(struct sdr_ctx *ctx, const struct sdr_cqe *e,
 	}
 }
 
+/* What a drain takes: everything, a flow's sends, or a group's entry. */
+struct ring_want {
+	const struct sdr_flow *flow;	/* its sends */
+	uint32_t group;			/* its SDR_CQE_GROUP entry */
+};
+
+static bool ring_wants(const struct ring_want *w, const struct sdr_completion *c)
+{
+	if (!w)
+		return true;
+	if (w->flow)
+		return c->type == SDR_CQE_SEND && c->flow == w->flow;
+	return c->type == SDR_CQE_GROUP && c->seq == w->group;
+}
+
 /*
- * Take ring entries into out (all of them, or only the sends of flow
- * "only").  Entries not taken are parked in the backlog for whoever asks
- * later: sends of a live flow always (its sdr_send_poll or sdr_poll_cq),
- * the rest only once sdr_poll_cq has been used on the context; otherwise
- * they are dropped - a receive's outcome is also in the state area.
+ * Take ring entries into out (all of them, or only what @want names).
+ * Entries not taken are parked in the backlog for whoever asks later:
+ * sends of a live flow and groups' entries always (their sdr_send_poll,
+ * sdr_group_poll or sdr_poll_cq), the rest only once sdr_poll_cq has been
+ * used on the context; otherwise they are dropped - a receive's outcome
+ * is also in the state area.
  */
 static int ring_drain(struct sdr_ctx *ctx, struct sdr_completion *out, int max,
-		      const struct sdr_flow *only)
+		      const struct ring_want *want)
 {
 	uint32_t head = *ctx->ring_head, tail;
 	int n = 0;
@@ -159,9 +176,10 @@ static int ring_drain(struct sdr_ctx *ctx, struct sdr_completion *out, int max,
 		struct sdr_completion c;
 
 		cqe_convert(ctx, &ctx->cqes[head & ctx->ring_mask], &c);
-		if (!only || (c.type == SDR_CQE_SEND && c.flow == only)) {
+		if (ring_wants(want, &c)) {
 			out[n++] = c;
-		} else if (ctx->cq_polled || (c.type == SDR_CQE_SEND && c.flow)) {
+		} else if (ctx->cq_polled || c.type == SDR_CQE_GROUP ||
+			   (c.type == SDR_CQE_SEND && c.flow)) {
 			if (backlog_push(&ctx->backlog, &c))
 				break;	/* keep it in the ring */
 		}
@@ -193,51 +211,67 @@ int sdr_poll_cq(struct sdr_ctx *ctx, struct sdr_completion *out, int max)
 	return n;
 }
 
-int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max)
+/* What @want names, from the backlog first and then the ring. */
+static int poll_want(struct sdr_ctx *ctx, const struct ring_want *want,
+		     struct sdr_completion *out, int max)
 {
-	struct sdr_backlog *b;
+	struct sdr_backlog *b = &ctx->backlog;
 	uint32_t i;
 	int n = 0;
 
-	if (!flow || !out || max < 0)
-		return -EINVAL;
-	b = &flow->ctx->backlog;
 	for (i = b->head; i != b->tail && n < max; i++) {
 		struct sdr_completion *c = &b->ent[i & (b->cap - 1)];
 
-		if (c->type == SDR_CQE_SEND && c->flow == flow) {
+		if (c->type && ring_wants(want, c)) {
 			out[n++] = *c;
 			c->type = 0;
 		}
 	}
 	backlog_trim(b);
 	if (n < max)
-		n += ring_drain(flow->ctx, out + n, max - n, flow);
+		n += ring_drain(ctx, out + n, max - n, want);
 	return n;
+}
+
+int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max)
+{
+	struct ring_want w = { .flow = flow };
+
+	if (!flow || !out || max < 0)
+		return -EINVAL;
+	return poll_want(flow->ctx, &w, out, max);
+}
+
+int sdr_group_poll(struct sdr_ctx *ctx, uint32_t group,
+		   struct sdr_completion *out)
+{
+	struct ring_want w = { .group = group };
+
+	if (!ctx || !group || !out)
+		return -EINVAL;
+	return poll_want(ctx, &w, out, 1);
 }
 
 /* ---- waiting ---- */
 
-static int ring_ready(struct sdr_ctx *ctx)
+/* The ring holds entries, or (@backlog) the backlog parked some. */
+static int ring_ready(struct sdr_ctx *ctx, bool backlog)
 {
-	if (ctx->cq_polled && ctx->backlog.head != ctx->backlog.tail)
+	if (backlog && ctx->cq_polled && ctx->backlog.head != ctx->backlog.tail)
 		return 1;
 	return __atomic_load_n(ctx->ring_tail, __ATOMIC_ACQUIRE) != *ctx->ring_head;
 }
 
-int sdr_wait(struct sdr_ctx *ctx, int timeout_ms)
+/* Until ring_ready(@backlog), or -ETIMEDOUT at @deadline (ms, or INT64_MAX). */
+static int wait_ring(struct sdr_ctx *ctx, int64_t deadline, bool backlog)
 {
-	int64_t deadline;
 	struct pollfd pfd;
 
-	if (!ctx)
-		return -EINVAL;
-	deadline = timeout_ms < 0 ? INT64_MAX : sdr__now_ms() + timeout_ms;
 	for (;;) {
 		int64_t left;
 		int ret;
 
-		if (ring_ready(ctx))
+		if (ring_ready(ctx, backlog))
 			return 0;
 		left = deadline == INT64_MAX ? -1 : deadline - sdr__now_ms();
 		if (deadline != INT64_MAX && left <= 0)
@@ -250,7 +284,7 @@ int sdr_wait(struct sdr_ctx *ctx, int timeout_ms)
 			return -errno;
 		if (ret > 0 && (pfd.revents & (POLLERR | POLLNVAL)))
 			return -ENODEV;
-		if (ret > 0 && !ring_ready(ctx)) {
+		if (ret > 0 && !ring_ready(ctx, backlog)) {
 			/*
 			 * Readable but nothing in the ring (a spurious wakeup,
 			 * or a device without poll support reporting always
@@ -260,5 +294,36 @@ int sdr_wait(struct sdr_ctx *ctx, int timeout_ms)
 
 			nanosleep(&ts, NULL);
 		}
+	}
+}
+
+int sdr_wait(struct sdr_ctx *ctx, int timeout_ms)
+{
+	if (!ctx)
+		return -EINVAL;
+	return wait_ring(ctx, timeout_ms < 0 ? INT64_MAX :
+			 sdr__now_ms() + timeout_ms, true);
+}
+
+/*
+ * The group's entry may be parked already; else it comes with the ring's
+ * next entries (what else comes is parked for its own poll).
+ */
+int sdr_group_wait(struct sdr_ctx *ctx, uint32_t group, int timeout_ms,
+		   struct sdr_completion *out)
+{
+	int64_t deadline;
+	int ret;
+
+	if (!ctx || !group || !out)
+		return -EINVAL;
+	deadline = timeout_ms < 0 ? INT64_MAX : sdr__now_ms() + timeout_ms;
+	for (;;) {
+		ret = sdr_group_poll(ctx, group, out);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		ret = wait_ring(ctx, deadline, false);
+		if (ret)
+			return ret;
 	}
 }

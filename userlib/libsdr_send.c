@@ -49,8 +49,12 @@ static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint64_t addr,
 	p.len = len;
 	p.msg_len = msg_len;
 	p.user_data = user_data;
-	if (flags & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END))
+	if (flags & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END)) {
 		p.seq = *seq;
+	} else if (flow->group) {
+		p.flags |= SDR_SEND_GROUP;
+		p.group = flow->group;
+	}
 	ret = sdr__ioctl(flow->ctx->fd, SDR_IOC_SEND_POST, &p);
 	if (!ret && seq && !(flags & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END)))
 		*seq = p.seq;

@@ -34,7 +34,7 @@ static void test_uapi_size_v1(void)
 	V1(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, spurious_retx, 112);
 	V1(sdr_recv_post, SDR_RECV_POST_SIZE_V1, user_data, 32);
 	V1(sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1, __reserved, 24);
-	V1(sdr_send_post, SDR_SEND_POST_SIZE_V1, __reserved, 56);
+	V1(sdr_send_post, SDR_SEND_POST_SIZE_V1, group, 56);
 	V1(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1, policy, 16);
 	V1(sdr_query, SDR_QUERY_SIZE_V1, __reserved, 80);
 	V1(sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, ep_paths, 200);
@@ -95,6 +95,29 @@ static void test_uapi_rail_layout(void)
 	CHECK_EQ(offsetof(struct sdr_flow_rail, ep_paths), 160);
 }
 
+/* groups: the ioctl, its struct, and what posts and completions gained */
+static void test_uapi_group_layout(void)
+{
+	CHECK_EQ(SDR_IOC_GROUP, _IO(SDR_IOC_MAGIC, 0x0b));
+	CHECK_EQ(SDR_FEATURE_GROUPS, 1ULL << 3);
+	CHECK_EQ(SDR_GROUPS_MAX, 256);
+	CHECK_EQ(SDR_GROUP_OPEN, 0);
+	CHECK_EQ(SDR_GROUP_CLOSE, 1);
+	CHECK_EQ(SDR_CQE_GROUP, 3);
+	CHECK_EQ(sizeof(struct sdr_group), SDR_GROUP_SIZE_V1);
+	CHECK_EQ(SDR_GROUP_SIZE_V1, 24);
+	CHECK_EQ(offsetof(struct sdr_group, op), 8);
+	CHECK_EQ(offsetof(struct sdr_group, group), 12);
+	CHECK_EQ(offsetof(struct sdr_group, user_data), 16);
+	/* the send post's group is where version 1 had __reserved */
+	CHECK_EQ(SDR_SEND_GROUP, 1U << 4);
+	CHECK_EQ(offsetof(struct sdr_send_post, group), 52);
+	CHECK_EQ(SDR_RECV_GROUP, 1U << 0);
+	CHECK_EQ(sizeof(struct sdr_recv_post), SDR_RECV_POST_SIZE_V2);
+	CHECK_EQ(SDR_RECV_POST_SIZE_V2, 40);
+	CHECK_EQ(offsetof(struct sdr_recv_post, group), 32);
+}
+
 static void test_uapi_query_layout(void)
 {
 	CHECK_EQ(SDR_IOC_QUERY, _IO(SDR_IOC_MAGIC, 0x09));
@@ -142,6 +165,7 @@ void test_uapi(void)
 	TAP_RUN(test_uapi_size_v2);
 	TAP_RUN(test_uapi_size_v3);
 	TAP_RUN(test_uapi_rail_layout);
+	TAP_RUN(test_uapi_group_layout);
 	TAP_RUN(test_uapi_query_layout);
 	TAP_RUN(test_uapi_policy_names);
 }

@@ -70,7 +70,7 @@
 #define HIST_LEN	200
 #define NSTREAMS	4
 #define NRPOSTS		8
-#define NSTAT		13		/* 11 ioctls, mmap, unknown ioctls */
+#define NSTAT		14		/* 12 ioctls, mmap, unknown ioctls */
 #define NERR		140
 #define MAX_REPORTS	25
 #define PG		4096UL
@@ -208,6 +208,8 @@ struct thr {
 	void *altstack;
 	pid_t kid;
 	pthread_t pt;
+	uint32_t grp[8];	/* groups it opened (on whichever context) */
+	int ngrp;
 };
 
 static __thread struct thr *cur;
@@ -556,8 +558,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 /* ---- ioctls ---- */
 
 enum { NR_BIND, NR_CREATE, NR_CONNECT, NR_DESTROY, NR_INFO, NR_RPOST,
-       NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, NR_RAIL, ST_MMAP,
-       ST_UNKNOWN };
+       NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, NR_RAIL, NR_GROUP,
+       ST_MMAP, ST_UNKNOWN };
 
 static const struct ioc {
 	const char *name;
@@ -583,7 +585,7 @@ static const struct ioc {
 	[NR_INFO] = { "FLOW_INFO", SDR_IOC_FLOW_INFO, SDR_FLOW_INFO_SIZE_V1,
 		      sizeof(struct sdr_flow_info), 0, { 0 } },
 	[NR_RPOST] = { "RECV_POST", SDR_IOC_RECV_POST, SDR_RECV_POST_SIZE_V1,
-		       sizeof(struct sdr_recv_post), 0,
+		       sizeof(struct sdr_recv_post), SDR_RECV_GROUP,
 		       { ENOTCONN, EAGAIN, EPIPE } },
 	[NR_RCOMPLETE] = { "RECV_COMPLETE", SDR_IOC_RECV_COMPLETE,
 			   SDR_RECV_COMPLETE_SIZE_V1,
@@ -591,7 +593,8 @@ static const struct ioc {
 	[NR_SEND] = { "SEND_POST", SDR_IOC_SEND_POST, SDR_SEND_POST_SIZE_V1,
 		      sizeof(struct sdr_send_post),
 		      SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
-		      SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END,
+		      SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END |
+		      SDR_SEND_GROUP,
 		      { ENOTCONN, EAGAIN, ESTALE, EBUSY, EPIPE, ENOMEM } },
 	[NR_MODIFY] = { "FLOW_MODIFY", SDR_IOC_FLOW_MODIFY,
 			SDR_FLOW_MODIFY_SIZE_V1, sizeof(struct sdr_flow_modify),
@@ -601,12 +604,14 @@ static const struct ioc {
 	[NR_RAIL] = { "FLOW_RAIL", SDR_IOC_FLOW_RAIL, SDR_FLOW_RAIL_SIZE_V1,
 		      sizeof(struct sdr_flow_rail), 0,
 		      { EISCONN, ENOSPC, EHOSTUNREACH, ENOMEM } },
+	[NR_GROUP] = { "GROUP", SDR_IOC_GROUP, SDR_GROUP_SIZE_V1,
+		       sizeof(struct sdr_group), 0, { EAGAIN, ENOMEM } },
 };
 
 static const char *const stat_name[NSTAT] = {
 	"BIND", "FLOW_CREATE", "FLOW_CONNECT", "FLOW_DESTROY", "FLOW_INFO",
 	"RECV_POST", "RECV_COMPLETE", "SEND_POST", "FLOW_MODIFY", "QUERY",
-	"FLOW_RAIL", "mmap", "unknown ioctl",
+	"FLOW_RAIL", "GROUP", "mmap", "unknown ioctl",
 };
 
 /* The errors of every ioctl (uapi/sdr.h, top comment). */
@@ -2159,6 +2164,49 @@ static void op_rail(struct thr *t)
 			r.rail);
 }
 
+/* A group id for a post or close: one this thread opened, or any. */
+static uint32_t some_group(struct thr *t)
+{
+	if (t->ngrp && pct(t, 80))
+		return t->grp[below(t, (uint32_t)t->ngrp)];
+	return pct(t, 50) ? below(t, 300) : (uint32_t)rnd(t);
+}
+
+/*
+ * SDR_IOC_GROUP: open a group on any context (a clean OPEN names one
+ * that is not 0), close one (its id or any), or an op that is none.
+ */
+static void op_group(struct thr *t)
+{
+	struct sdr_group g = { .size = sizeof(g) };
+	struct fzflow f;
+	struct call c;
+	int fi, s, must_fail = 0;
+
+	some_flow_id(t, &f, &fi, &s);
+	if (pct(t, 55)) {
+		g.op = SDR_GROUP_OPEN;
+		g.user_data = rnd(t);
+		if (pct(t, 5)) {
+			g.group = 1 + below(t, 9);	/* an input it is not */
+			must_fail = 1;
+		}
+	} else if (pct(t, 95)) {
+		g.op = SDR_GROUP_CLOSE;
+		g.group = some_group(t);
+	} else {
+		g.op = 2 + below(t, 1000);
+		must_fail = 1;
+	}
+	c = fz_ioctl(t, s, NR_GROUP, &g, 6, must_fail, "op=%u group=%u", g.op,
+		     g.group);
+	if (!c.clean || g.op != SDR_GROUP_OPEN)
+		return;
+	if (!g.group)
+		fz_fail(t, "GROUP OPEN returned group 0");
+	t->grp[t->ngrp < 8 ? t->ngrp++ : (int)below(t, 8)] = g.group;
+}
+
 /*
  * SDR_IOC_QUERY on any context, bound or not (never EBADFD): a clean
  * answer is this kernel's, whatever else is going on.
@@ -2177,7 +2225,8 @@ static void op_query(struct thr *t)
 	if (q.abi_version != SDR_ABI_VERSION || q.policy_nr != SDR_POLICY_NR ||
 	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
 	    q.policies >> SDR_POLICY_NR ||
-	    q.features != (SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS) || q.ec_max_k != 64 ||
+	    q.features != (SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
+			   SDR_FEATURE_GROUPS) || q.ec_max_k != 64 ||
 	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
 	    q.max_msgs != 1024 || !q.paths_max ||
 	    q.paths_max > SDR_PATHS_MAX || q.__reserved0 ||
@@ -2247,7 +2296,12 @@ static void op_recv_post(struct thr *t)
 		}
 	}
 	p.user_data = rnd(t);
-	r = fz_ioctl(t, s, NR_RPOST, &p, 8, 0, "flow=%#x", p.flow_id);
+	if (pct(t, 15)) {
+		p.flags = SDR_RECV_GROUP;
+		p.group = some_group(t);
+	}
+	r = fz_ioctl(t, s, NR_RPOST, &p, 8, 0, "flow=%#x group=%u", p.flow_id,
+		     p.group);
 	if (!r.clean || fi < 0)
 		return;
 	if (p.slot >= f.c.max_msgs)
@@ -2382,8 +2436,11 @@ static void op_send(struct thr *t)
 			fill_send_region(t, p.flow_id);
 	}
 	if (pct(t, 3)) {
-		p.__reserved = 1;
+		p.group = 1 + below(t, 300);	/* without SDR_SEND_GROUP */
 		must_fail = 1;
+	} else if (pct(t, 15)) {
+		p.flags |= SDR_SEND_GROUP;
+		p.group = some_group(t);
 	}
 	fz_ioctl(t, s, NR_SEND, &p, 8, must_fail,
 		 "flow=%#x %s addr=%#llx len=%#llx", p.flow_id, d,
@@ -2634,7 +2691,7 @@ static void op_garbage(struct thr *t)
 		cmd = _IO(SDR_IOC_MAGIC, nr);
 		break;
 	}
-	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_RAIL;
+	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_GROUP;
 	random_fill(t->argpg, PG, rnd(t));
 	if (pct(t, 70))
 		hdr[0] = sizes[below(t, 7)];
@@ -2937,7 +2994,7 @@ static const struct op {
 	{ op_bind, 3, 0 },	{ op_create, 5, 1 },	{ op_pair, 5, 0 },
 	{ op_connect, 4, 1 },	{ op_destroy, 4, 1 },	{ op_info, 4, 1 },
 	{ op_modify, 4, 1 },	{ op_query, 2, 1 },	{ op_recv_post, 10, 1 },
-	{ op_rail, 3, 1 },
+	{ op_rail, 3, 1 },	{ op_group, 4, 1 },
 	{ op_recv_complete, 5, 1 },			{ op_send, 12, 1 },
 	{ op_transfer, 6, 1 },
 	{ op_stream, 8, 1 },	{ op_stream_vs_peer, 2, 0 },

@@ -192,6 +192,18 @@ static int fill_rail(struct env_fixture *self, void *buf)
 	return self->fa;
 }
 
+/* GROUP: an open (each that succeeds is a group left open). */
+static int fill_group(struct env_fixture *self, void *buf)
+{
+	struct sdr_group *g = buf;
+
+	memset(g, 0, sizeof(*g));
+	g->size = sizeof(*g);
+	g->op = SDR_GROUP_OPEN;
+	g->user_data = 9;
+	return self->fa;
+}
+
 /* QUERY on an unbound context: it must not need a bind. */
 static int fill_query(struct env_fixture *self, void *buf)
 {
@@ -218,15 +230,18 @@ static const struct cmd_desc cmds[] = {
 	CMD(FLOW_DESTROY, sdr_flow_destroy, SDR_FLOW_DESTROY_SIZE_V1,
 	    offsetof(struct sdr_flow_destroy, __reserved), fill_destroy),
 	CMD(FLOW_INFO, sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, -1, fill_info),
-	CMD(RECV_POST, sdr_recv_post, SDR_RECV_POST_SIZE_V1, -1, fill_recv_post),
+	CMD(RECV_POST, sdr_recv_post, SDR_RECV_POST_SIZE_V1,
+	    offsetof(struct sdr_recv_post, __reserved), fill_recv_post),
 	CMD(RECV_COMPLETE, sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1,
 	    offsetof(struct sdr_recv_complete, __reserved), fill_recv_complete),
+	/* group without SDR_SEND_GROUP: EINVAL, as __reserved was */
 	CMD(SEND_POST, sdr_send_post, SDR_SEND_POST_SIZE_V1,
-	    offsetof(struct sdr_send_post, __reserved), fill_send),
+	    offsetof(struct sdr_send_post, group), fill_send),
 	CMD(FLOW_MODIFY, sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1, -1, fill_modify),
 	CMD(QUERY, sdr_query, SDR_QUERY_SIZE_V1,
 	    offsetof(struct sdr_query, __reserved), fill_query),
 	CMD(FLOW_RAIL, sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, -1, fill_rail),
+	CMD(GROUP, sdr_group, SDR_GROUP_SIZE_V1, -1, fill_group),
 };
 #undef CMD
 
@@ -326,7 +341,7 @@ TEST(unknown_ioctl_enotty)
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
-	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0b), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0c), &b), ENOTTY);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC + 1, 0x00), &b), ENOTTY);
 	/* The size must not be encoded: _IOWR of a known nr is another ioctl. */
 	EXPECT_ERRNO(ioctl(fd, _IOWR(SDR_IOC_MAGIC, 0x00, struct sdr_bind), &b), ENOTTY);
@@ -366,7 +381,8 @@ TEST(query_unbound_and_bound)
 	EXPECT_EQ(q.policies, (1ULL << SDR_POLICY_NONE) | (1ULL << SDR_POLICY_SR) |
 			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE) |
 			      (1ULL << SDR_POLICY_AUTO));
-	EXPECT_EQ(q.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS);
+	EXPECT_EQ(q.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
+			      SDR_FEATURE_GROUPS);
 	/* the module parameter dev_paths, 4 unless changed */
 	EXPECT_EQ(q.paths_max, sysfs_u64_or("/sys/module/sdr/parameters/dev_paths", 0));
 	EXPECT_EQ(q.__reserved0, 0);
@@ -1101,6 +1117,144 @@ TEST_F(env, recv_errors)
 	if (extra.slot == p[0].slot)
 		EXPECT_NE(extra.gen, p[0].gen);
 	EXPECT_ERRNO(raw_recv_complete(self->fb, b.flow_id, extra.slot, p[0].seq), ESTALE);
+}
+
+static int raw_group(int fd, uint32_t op, uint32_t *group, uint64_t user_data)
+{
+	struct sdr_group g;
+	int ret;
+
+	memset(&g, 0, sizeof(g));
+	g.size = sizeof(g);
+	g.op = op;
+	g.group = *group;
+	g.user_data = user_data;
+	ret = ioctl(fd, SDR_IOC_GROUP, &g);
+	if (!ret)
+		*group = g.group;
+	return ret;
+}
+
+static int raw_recv_post_group(int fd, uint32_t flow_id, uint32_t flags,
+			       uint32_t group, struct sdr_recv_post *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
+	p->flags = flags;
+	p->flow_id = flow_id;
+	p->group = group;
+	return ioctl(fd, SDR_IOC_RECV_POST, p);
+}
+
+static int raw_send_group(int fd, uint32_t flow_id, uint32_t flags,
+			  uint32_t group, uint64_t addr, uint64_t len,
+			  uint64_t msg_len, uint32_t *seq)
+{
+	struct sdr_send_post p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	p.flags = flags;
+	p.flow_id = flow_id;
+	p.addr = addr;
+	p.len = len;
+	p.msg_len = msg_len;
+	p.group = group;
+	if (seq)
+		p.seq = *seq;
+	ret = ioctl(fd, SDR_IOC_SEND_POST, &p);
+	if (!ret && seq)
+		*seq = p.seq;
+	return ret;
+}
+
+/*
+ * SDR_IOC_GROUP and the posts that join groups: every way to get it
+ * wrong has its errno, and the limits (SDR_GROUPS_MAX; a ring entry
+ * each) hold.
+ */
+TEST_F(env, group_errors)
+{
+	struct sdr_flow_create a, b, c;
+	struct sdr_recv_post rp;
+	struct sdr_bind small;
+	uint32_t g1 = 0, g2 = 0, g = 0, seq = 0, p, n;
+	int fc;
+
+	ASSERT_ERRNO(raw_group(self->fa, SDR_GROUP_OPEN, &g1, 1), 0);
+	ASSERT_ERRNO(raw_group(self->fa, SDR_GROUP_OPEN, &g2, 2), 0);
+	EXPECT_NE(g1, 0);
+	EXPECT_NE(g2, 0);
+	EXPECT_NE(g1, g2);
+	/* inputs that are no input of the op, ops that are none */
+	g = 5;
+	EXPECT_ERRNO(raw_group(self->fa, SDR_GROUP_OPEN, &g, 0), EINVAL);
+	g = g1;
+	EXPECT_ERRNO(raw_group(self->fa, SDR_GROUP_CLOSE, &g, 1), EINVAL);
+	EXPECT_ERRNO(raw_group(self->fa, 2, &g, 0), EINVAL);
+	EXPECT_ERRNO(raw_group(self->fa, UINT32_MAX, &g, 0), EINVAL);
+	/* closing what is not open */
+	g = 0;
+	EXPECT_ERRNO(raw_group(self->fa, SDR_GROUP_CLOSE, &g, 0), ENOENT);
+	g = 0xdeadbeef;
+	EXPECT_ERRNO(raw_group(self->fa, SDR_GROUP_CLOSE, &g, 0), ENOENT);
+	g = g1 + SDR_GROUPS_MAX;	/* same table entry, not the group */
+	EXPECT_ERRNO(raw_group(self->fa, SDR_GROUP_CLOSE, &g, 0), ENOENT);
+	/* another context's group is none of this one's */
+	g = g1;
+	EXPECT_ERRNO(raw_group(self->fb, SDR_GROUP_CLOSE, &g, 0), ENOENT);
+
+	make_pair(self, MSG, NMSGS, &a, &b);
+	p = a.payload;
+	EXPECT_ERRNO(raw_send_group(self->fa, a.flow_id, SDR_SEND_GROUP,
+				    0xdeadbeef, 0, 10, 0, NULL), ENOENT);
+	EXPECT_ERRNO(raw_send_group(self->fa, a.flow_id, SDR_SEND_GROUP, 0, 0,
+				    10, 0, NULL), ENOENT);
+	EXPECT_ERRNO(raw_send_group(self->fa, a.flow_id, 0, g1, 0, 10, 0, NULL),
+		     EINVAL);
+	/* a stream joins at START only */
+	ASSERT_ERRNO(raw_send_group(self->fa, a.flow_id,
+				    SDR_SEND_STREAM_START | SDR_SEND_GROUP, g1, 0,
+				    p, 2 * p, &seq), 0);
+	EXPECT_ERRNO(raw_send_group(self->fa, a.flow_id,
+				    SDR_SEND_STREAM_END | SDR_SEND_GROUP, g1, p,
+				    p, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_group(self->fa, a.flow_id, SDR_SEND_STREAM_END,
+				    0, p, p, 0, &seq), 0);
+	EXPECT_ERRNO(raw_recv_post_group(self->fb, b.flow_id, SDR_RECV_GROUP,
+					 g1, &rp), ENOENT);
+	EXPECT_ERRNO(raw_recv_post_group(self->fb, b.flow_id, 0, 7, &rp),
+		     EINVAL);
+	/* closed: nothing joins it any more, and it closes once */
+	g = g2;
+	ASSERT_ERRNO(raw_group(self->fa, SDR_GROUP_CLOSE, &g, 0), 0);
+	EXPECT_ERRNO(raw_group(self->fa, SDR_GROUP_CLOSE, &g, 0), ENOENT);
+	EXPECT_ERRNO(raw_send_group(self->fa, a.flow_id, SDR_SEND_GROUP, g2, 0,
+				    10, 0, NULL), ENOENT);
+
+	/* SDR_GROUPS_MAX open at once (g1 is), then EAGAIN */
+	for (n = 1; n < SDR_GROUPS_MAX + 8; n++) {
+		g = 0;
+		if (raw_group(self->fa, SDR_GROUP_OPEN, &g, n))
+			break;
+	}
+	EXPECT_EQ(errno, EAGAIN);
+	EXPECT_EQ(n, SDR_GROUPS_MAX);
+
+	/* each open group holds a ring entry: a 64-entry ring fills */
+	fc = sdr_dev_open();
+	ASSERT_GE(fc, 0);
+	ASSERT_ERRNO(raw_bind(fc, dev0(), 64, &small), 0);
+	ASSERT_ERRNO(raw_flow_create(fc, MSG, 16, &c), 0);
+	for (n = 0; n < 100; n++) {
+		g = 0;
+		if (raw_group(fc, SDR_GROUP_OPEN, &g, n))
+			break;
+	}
+	EXPECT_EQ(errno, EAGAIN);
+	EXPECT_EQ(n, 64);
+	close(fc);
 }
 
 /* Mapping rules: offsets are cookies, sizes exact, read-only areas stay so. */

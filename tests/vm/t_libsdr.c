@@ -4,7 +4,8 @@
  * errno / NULL + errno), opening by name, GID or IPv4 address, the
  * "retry" answers before a message starts, stale handles, waiting,
  * completion routing between sdr_send_poll and sdr_poll_cq, flushes on
- * destroy, the TCP blob exchange, sdr_query and the policy names.
+ * destroy, the TCP blob exchange, groups, sdr_query and the policy
+ * names.
  */
 #include <arpa/inet.h>
 
@@ -544,6 +545,182 @@ TEST(rails_carry_every_policy)
 	sdr_close(cr);
 }
 
+/* A connected SR pair on the two devices, for the group tests. */
+static int group_pair(struct sdr_ctx **ca, struct sdr_ctx **cb,
+		      struct sdr_flow **fa, struct sdr_flow **fb)
+{
+	struct sdr_flow_attr at = { .policy = SDR_POLICY_SR,
+				    .max_msg_size = MSG, .max_msgs = 8 };
+	struct sdr_endpoint ea, eb;
+
+	*ca = sdr_open(dev0(), NULL);
+	*cb = sdr_open(dev1(), NULL);
+	if (!*ca || !*cb)
+		return -1;
+	*fa = sdr_flow_create(*ca, &at);
+	*fb = sdr_flow_create(*cb, &at);
+	if (!*fa || !*fb || sdr_flow_endpoint(*fa, &ea) ||
+	    sdr_flow_endpoint(*fb, &eb) || sdr_flow_connect(*fa, &eb) ||
+	    sdr_flow_connect(*fb, &ea))
+		return -1;
+	return 0;
+}
+
+/*
+ * Groups: a closed group completes once each member did, after them in
+ * the ring, with their count and the worst status; sdr_group_wait keeps
+ * what it passes over for sdr_poll_cq and sdr_send_poll.  Delivered bytes
+ * are checked by hash.  An empty group completes at its close, an
+ * abandoned receive counts FAILED, a flushed one FLUSHED.
+ */
+TEST(groups_complete_after_members)
+{
+	static const uint32_t len[4] = { MSG, 1, 5000, 30000 };
+	struct sdr_completion c[16], gc;
+	struct sdr_recv *h[4];
+	struct sdr_ctx *ca, *cb;
+	struct sdr_flow *fa, *fb;
+	uint32_t ga, gb, seq, round, i, sends, recvs;
+	uint8_t *buf = malloc(MSG);
+	int k, got, seen_group;
+	int64_t end;
+
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_TRUE(buf);
+	ASSERT_EQ(group_pair(&ca, &cb, &fa, &fb), 0);
+	/* completions passed over are kept (sdr_poll_cq is in use) */
+	ASSERT_EQ(sdr_poll_cq(cb, c, 0), 0);
+	for (round = 0; round < 3; round++) {
+		ASSERT_EQ(sdr_group_open(ca, 100 + round, &ga), 0);
+		ASSERT_EQ(sdr_group_open(cb, 200 + round, &gb), 0);
+		ASSERT_EQ(sdr_flow_set_group(fb, gb), 0);
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(sdr_recv_post(fb, round * 10 + i, &h[i]), 0);
+		ASSERT_EQ(sdr_flow_set_group(fb, 0), 0);
+		ASSERT_EQ(sdr_group_close(cb, gb), 0);
+		ASSERT_EQ(sdr_flow_set_group(fa, ga), 0);
+		for (i = 0; i < 4; i++) {
+			random_fill(buf, len[i], round * 10 + i);
+			ASSERT_EQ(sdr_send_post_ptr(fa, buf, len[i], i,
+						    round * 10 + i, &seq), 0);
+		}
+		ASSERT_EQ(sdr_flow_set_group(fa, 0), 0);
+		/* not closed yet: nothing completes it */
+		EXPECT_EQ(sdr_group_poll(ca, ga, &gc), 0);
+		ASSERT_EQ(sdr_group_close(ca, ga), 0);
+		if (round < 2) {
+			ASSERT_EQ(sdr_group_wait(cb, gb, WAIT_HANG_MS, &gc), 0);
+			EXPECT_EQ(gc.type, SDR_CQE_GROUP);
+			EXPECT_EQ(gc.seq, gb);
+			EXPECT_EQ(gc.slot, 4);
+			EXPECT_EQ(gc.imm, 0);
+			EXPECT_EQ(gc.status, SDR_STATUS_OK);
+			EXPECT_EQ(gc.user_data, 200 + round);
+			EXPECT_TRUE(gc.flow == NULL && gc.recv == NULL);
+			/* its members' completions are there, kept */
+			got = sdr_poll_cq(cb, c, 16);
+			EXPECT_EQ(got, 4);
+			for (k = 0; k < got; k++)
+				EXPECT_EQ(c[k].type, SDR_CQE_RECV);
+			ASSERT_EQ(sdr_group_wait(ca, ga, WAIT_HANG_MS, &gc), 0);
+			EXPECT_EQ(gc.seq, ga);
+			EXPECT_EQ(gc.slot, 4);
+			EXPECT_EQ(gc.status, SDR_STATUS_OK);
+			EXPECT_EQ(gc.user_data, 100 + round);
+			EXPECT_EQ(sdr_send_poll(fa, c, 16), 4);
+		} else {
+			/* one ring order: the members, then the group */
+			sends = recvs = 0;
+			seen_group = 0;
+			end = now_us() + WAIT_HANG_MS * 1000LL;
+			while (!seen_group && now_us() < end) {
+				got = sdr_poll_cq(cb, c, 16);
+				for (k = 0; k < got; k++) {
+					if (c[k].type == SDR_CQE_RECV) {
+						EXPECT_EQ(seen_group, 0);
+						recvs++;
+					} else {
+						EXPECT_EQ(c[k].type, SDR_CQE_GROUP);
+						EXPECT_EQ(c[k].seq, gb);
+						seen_group = 1;
+					}
+				}
+				if (!got)
+					sdr_wait(cb, 50);
+			}
+			EXPECT_EQ(seen_group, 1);
+			EXPECT_EQ(recvs, 4);
+			end = now_us() + WAIT_HANG_MS * 1000LL;
+			seen_group = 0;
+			while (!seen_group && now_us() < end) {
+				got = sdr_poll_cq(ca, c, 16);
+				for (k = 0; k < got; k++) {
+					if (c[k].type == SDR_CQE_SEND) {
+						EXPECT_EQ(seen_group, 0);
+						EXPECT_EQ(c[k].status, SDR_STATUS_OK);
+						sends++;
+					} else {
+						EXPECT_EQ(c[k].seq, ga);
+						seen_group = 1;
+					}
+				}
+				if (!got)
+					sdr_wait(ca, 50);
+			}
+			EXPECT_EQ(seen_group, 1);
+			EXPECT_EQ(sends, 4);
+		}
+		for (i = 0; i < 4; i++) {
+			uint32_t st = 99;
+
+			EXPECT_EQ(sdr_recv_poll(h[i], &st), 0);
+			EXPECT_EQ(st, SDR_STATUS_OK);
+			random_fill(buf, len[i], round * 10 + i);
+			EXPECT_EQ(hash64(sdr_recv_data(h[i]), len[i]),
+				  hash64(buf, len[i]));
+			EXPECT_EQ(sdr_recv_complete(h[i]), 0);
+		}
+	}
+
+	/* an empty group completes as it closes */
+	ASSERT_EQ(sdr_group_open(ca, 7, &ga), 0);
+	ASSERT_EQ(sdr_group_close(ca, ga), 0);
+	ASSERT_EQ(sdr_group_wait(ca, ga, 0, &gc), 0);
+	EXPECT_EQ(gc.slot, 0);
+	EXPECT_EQ(gc.status, SDR_STATUS_OK);
+	EXPECT_EQ(sdr_group_wait(ca, ga, 0, &gc), -ETIMEDOUT);
+	EXPECT_EQ(sdr_group_close(ca, ga), -ENOENT);
+
+	/* a receive given back before it completed counts FAILED */
+	ASSERT_EQ(sdr_group_open(cb, 8, &gb), 0);
+	ASSERT_EQ(sdr_flow_set_group(fb, gb), 0);
+	ASSERT_EQ(sdr_recv_post(fb, 1, &h[0]), 0);
+	ASSERT_EQ(sdr_recv_post(fb, 2, &h[1]), 0);
+	ASSERT_EQ(sdr_flow_set_group(fb, 0), 0);
+	ASSERT_EQ(sdr_recv_complete(h[0]), 0);
+	ASSERT_EQ(sdr_group_close(cb, gb), 0);
+	/* a flow naming a group that is not open: its posts fail */
+	ASSERT_EQ(sdr_flow_set_group(fa, 0xfffffff0), 0);
+	EXPECT_EQ(sdr_send_post_ptr(fa, buf, 10, 0, 0, NULL), -ENOENT);
+	EXPECT_EQ(sdr_group_poll(cb, gb, &gc), 0);	/* h[1] is pending */
+	/* ... and one its flow's destroy flushes, FLUSHED */
+	ASSERT_EQ(sdr_flow_destroy(fb), 0);
+	ASSERT_EQ(sdr_group_wait(cb, gb, WAIT_HANG_MS, &gc), 0);
+	EXPECT_EQ(gc.slot, 2);
+	EXPECT_EQ(gc.imm, 2);
+	EXPECT_EQ(gc.status, SDR_STATUS_FLUSHED);
+	EXPECT_EQ(gc.user_data, 8);
+
+	EXPECT_EQ(sdr_group_open(NULL, 0, &ga), -EINVAL);
+	EXPECT_EQ(sdr_group_close(ca, 0), -EINVAL);
+	EXPECT_EQ(sdr_group_wait(ca, 0, 0, &gc), -EINVAL);
+	EXPECT_EQ(sdr_flow_set_group(NULL, 1), -EINVAL);
+	sdr_close(ca);
+	sdr_close(cb);
+	free(buf);
+}
+
 /* SDR_IOC_FLOW_RAIL's errors, each with nothing changed. */
 TEST(rails_errors)
 {
@@ -656,7 +833,8 @@ TEST(query)
 	EXPECT_EQ(a.policy_nr, SDR_POLICY_NR);
 	EXPECT_EQ(a.policies, q.policies);
 	EXPECT_EQ(a.features, q.features);
-	EXPECT_EQ(a.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS);
+	EXPECT_EQ(a.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
+			      SDR_FEATURE_GROUPS);
 	EXPECT_EQ(a.paths_max, q.paths_max);
 	EXPECT_EQ(a.reserved32, 0);
 	EXPECT_EQ(a.ec_max_k, q.ec_max_k);
