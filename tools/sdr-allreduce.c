@@ -6,9 +6,13 @@
  * vectors; every step's sums are checked against what the ranks' inputs
  * must add up to (small integers, so float sums are exact).  Prints the
  * step time (the slowest rank's) p50/p99 per policy and for TCP.
+ * A policy named POLICY+groups runs with each ring step's send and
+ * receive in a group of its own (SDR_IOC_GROUP): the kernel gives the
+ * oldest step's recovery priority, and every step's group must complete
+ * OK with its two members.
  *
  *   sdr-allreduce [-n RANKS] [-d DEV[,DEV...]] [-s BYTES] [-i STEPS]
- *                 [-P POLICY[,POLICY...]] [--tcp IP,IP [--tcp-netns NS]]
+ *                 [-P POLICY[+groups][,...]] [--tcp IP,IP [--tcp-netns NS]]
  *                 [-p PORT] [-t SECONDS] [--json]
  *
  * Rank r runs on device r % (number of -d devices), so with rxe0,rxe1 every
@@ -58,6 +62,7 @@ struct opts {
 	int steps;
 	int npol;
 	uint32_t policy[MAX_RUNS];
+	bool groups[MAX_RUNS];		/* that run's steps are groups */
 	char *tcp_ip[2];
 	char *tcp_netns;
 	int port;
@@ -74,6 +79,8 @@ struct shm {
 	int rank_err[MAX_RANKS];	/* 0, or what failed (a line of text) */
 	char why[MAX_RANKS][160];
 	uint64_t wrong[MAX_RUNS][MAX_RANKS];	/* wrong floats */
+	/* the ranks' flows' urgent_dups and tail_probes (sysfs), per run */
+	uint64_t dups[MAX_RUNS][MAX_RANKS], probes[MAX_RUNS][MAX_RANKS];
 	double us[];		/* step durations: US(run, rank, step) */
 };
 
@@ -96,7 +103,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sdr-allreduce [-n RANKS] [-d DEV[,DEV...]] [-s BYTES] [-i STEPS]\n"
-		"                     [-P POLICY[,POLICY...]] [--tcp IP,IP [--tcp-netns NS]]\n"
+		"                     [-P POLICY[+groups][,...]] [--tcp IP,IP [--tcp-netns NS]]\n"
 		"                     [-p PORT] [-t SECONDS] [--json]\n");
 	exit(EXIT_SETUP);
 }
@@ -212,7 +219,58 @@ static void next_cqe(int r, struct sdr_ctx *ctx, struct sdr_completion *c)
 	}
 }
 
-static void run_sdr(int r, int run, uint32_t policy)
+/* A counter of @flow's policy directory in sysfs, or 0. */
+static uint64_t flow_stat(int r, struct sdr_flow *flow, uint32_t policy,
+			  const char *name)
+{
+	struct sdr_flow_props p;
+	unsigned long long v = 0;
+	char path[256];
+	FILE *f;
+
+	if (sdr_flow_props(flow, &p))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s/%s",
+		 o.dev[r % o.ndev], p.flow_id, sdr_policy_str(policy), name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* A completion of the step loop: a send, a receive or a step's group. */
+static void take_cqe(int r, const struct sdr_completion *c, int nsteps,
+		     size_t chunk, int s, bool *got, int *sends_open,
+		     int *groups_open)
+{
+	if (c->type == SDR_CQE_GROUP) {
+		if (c->status != SDR_STATUS_OK || c->slot != 2 ||
+		    c->user_data >= (uint64_t)nsteps)
+			fail(r, "group of step %llu: %s, %u members",
+			     (unsigned long long)c->user_data,
+			     sdr_status_str(c->status), c->slot);
+		(*groups_open)--;
+		return;
+	}
+	if (c->type == SDR_CQE_SEND) {
+		if (c->status != SDR_STATUS_OK)
+			fail(r, "send %s", sdr_status_str(c->status));
+		(*sends_open)--;
+		return;
+	}
+	if (c->status != SDR_STATUS_OK)
+		fail(r, "receive %s", sdr_status_str(c->status));
+	if (c->user_data >= (uint64_t)nsteps || got[c->user_data] ||
+	    c->len != chunk * sizeof(float))
+		fail(r, "receive %llu of %u bytes at step %d",
+		     (unsigned long long)c->user_data, c->len, s);
+	got[c->user_data] = true;
+}
+
+static void run_sdr(int r, int run, uint32_t policy, bool groups)
 {
 	int n = o.ranks, nsteps = 2 * (n - 1), s, k, send, recv;
 	size_t elems = o.bytes / sizeof(float), chunk = elems / n;
@@ -222,7 +280,8 @@ static void run_sdr(int r, int run, uint32_t policy)
 	struct sdr_flow *fnext, *fprev;
 	struct sdr_ctx *ctx;
 	bool got[2 * MAX_RANKS];
-	int sends_open;
+	uint32_t gid[2 * MAX_RANKS];
+	int sends_open, groups_open;
 	float *v = malloc(elems * sizeof(float));
 	bool add;
 	int64_t t0;
@@ -252,7 +311,17 @@ static void run_sdr(int r, int run, uint32_t policy)
 	for (k = 0; k < o.steps; k++) {
 		fill(r, v, elems);
 		memset(got, 0, sizeof(got));
+		groups_open = 0;
+		/* a group per ring step: its receive now, its send later */
 		for (s = 0; s < nsteps; s++) {
+			if (groups) {
+				ret = sdr_group_open(ctx, (uint64_t)s, &gid[s]);
+				if (!ret)
+					ret = sdr_flow_set_group(fprev, gid[s]);
+				if (ret)
+					fail(r, "group open: %s", strerror(-ret));
+				groups_open++;
+			}
 			ret = sdr_recv_post(fprev, (uint64_t)s, &h[s]);
 			if (ret)
 				fail(r, "recv post: %s", strerror(-ret));
@@ -262,43 +331,43 @@ static void run_sdr(int r, int run, uint32_t policy)
 		sends_open = 0;
 		for (s = 0; s < nsteps; s++) {
 			ring_step(r, s, &send, &recv, &add);
+			if (groups) {
+				ret = sdr_flow_set_group(fnext, gid[s]);
+				if (ret)
+					fail(r, "group: %s", strerror(-ret));
+			}
 			ret = sdr_send_post_ptr(fnext, v + send * chunk,
 						chunk * sizeof(float), (uint32_t)s,
 						(uint64_t)s, NULL);
 			if (ret)
 				fail(r, "send post: %s", strerror(-ret));
 			sends_open++;
+			if (groups) {
+				ret = sdr_group_close(ctx, gid[s]);
+				if (ret)
+					fail(r, "group close: %s", strerror(-ret));
+			}
 			/* a later step's message may complete first */
 			while (!got[s]) {
 				next_cqe(r, ctx, &c);
-				if (c.type == SDR_CQE_SEND) {
-					if (c.status != SDR_STATUS_OK)
-						fail(r, "send %s", sdr_status_str(c.status));
-					sends_open--;
-					continue;
-				}
-				if (c.status != SDR_STATUS_OK)
-					fail(r, "receive %s", sdr_status_str(c.status));
-				if (c.user_data >= (uint64_t)nsteps ||
-				    got[c.user_data] ||
-				    c.len != chunk * sizeof(float))
-					fail(r, "receive %llu of %u bytes at step %d",
-					     (unsigned long long)c.user_data, c.len, s);
-				got[c.user_data] = true;
+				take_cqe(r, &c, nsteps, chunk, s, got,
+					 &sends_open, &groups_open);
 			}
 			take(v + recv * chunk, sdr_recv_data(h[s]), chunk, add);
 			sdr_recv_complete(h[s]);
 		}
-		while (sends_open) {
+		while (sends_open || groups_open) {
 			next_cqe(r, ctx, &c);
-			if (c.type != SDR_CQE_SEND || c.status != SDR_STATUS_OK)
-				fail(r, "send completion %u/%s", c.type,
-				     sdr_status_str(c.status));
-			sends_open--;
+			if (c.type == SDR_CQE_RECV)
+				fail(r, "a receive completed twice");
+			take_cqe(r, &c, nsteps, chunk, s, got, &sends_open,
+				 &groups_open);
 		}
 		US(run, r, k) = (double)(now_us() - t0);
 		sh->wrong[run][r] += count_wrong(v, chunk * n);
 	}
+	sh->dups[run][r] = flow_stat(r, fnext, policy, "urgent_dups");
+	sh->probes[run][r] = flow_stat(r, fprev, policy, "tail_probes");
 	barrier(r);
 	sdr_flow_destroy(fnext);
 	sdr_flow_destroy(fprev);
@@ -491,6 +560,12 @@ static void parse(int argc, char **argv)
 		o.dev[o.ndev++] = "rxe1";
 	}
 	for (tok = strtok_r(pol, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *plus = strchr(tok, '+');
+
+		if (plus && !strcmp(plus, "+groups")) {
+			o.groups[o.npol] = true;
+			*plus = 0;
+		}
 		if (o.npol == MAX_RUNS - 1 || sdr_policy_parse(tok, &o.policy[o.npol])) {
 			fprintf(stderr, "sdr-allreduce: bad policy list\n");
 			exit(EXIT_SETUP);
@@ -521,7 +596,7 @@ static void rank_main(int r)
 	int i;
 
 	for (i = 0; i < o.npol; i++)
-		run_sdr(r, i, o.policy[i]);
+		run_sdr(r, i, o.policy[i], o.groups[i]);
 	if (o.tcp_ip[0])
 		run_tcp(r, o.npol);
 	exit(0);
@@ -591,9 +666,16 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nruns; i++) {
 		const char *name = i < o.npol ? sdr_policy_str(o.policy[i]) : "tcp";
-		uint64_t wrong = 0;
+		uint64_t wrong = 0, dups = 0, probes = 0;
+		char label[32];
 		double mean = 0;
 
+		snprintf(label, sizeof(label), "%s%s", name,
+			 i < o.npol && o.groups[i] ? "+groups" : "");
+		for (r = 0; r < o.ranks; r++) {
+			dups += sh->dups[i][r];
+			probes += sh->probes[i][r];
+		}
 		for (k = 0; k < o.steps; k++) {
 			step[k] = 0;
 			for (r = 0; r < o.ranks; r++)
@@ -607,13 +689,15 @@ int main(int argc, char **argv)
 		qsort(step, (size_t)o.steps, sizeof(double), cmp_d);
 		if (o.json)
 			printf("%s{\"transport\": \"%s\", \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
-			       "\"mean_ms\": %.3f, \"max_ms\": %.3f, \"wrong_floats\": %llu}",
-			       i ? ", " : "", name, pct(step, o.steps, 0.5) / 1e3,
+			       "\"mean_ms\": %.3f, \"max_ms\": %.3f, \"wrong_floats\": %llu, "
+			       "\"urgent_dups\": %llu, \"tail_probes\": %llu}",
+			       i ? ", " : "", label, pct(step, o.steps, 0.5) / 1e3,
 			       pct(step, o.steps, 0.99) / 1e3, mean / 1e3,
-			       step[o.steps - 1] / 1e3, (unsigned long long)wrong);
+			       step[o.steps - 1] / 1e3, (unsigned long long)wrong,
+			       (unsigned long long)dups, (unsigned long long)probes);
 		else
-			printf("%-9s step p50 %9.3f ms  p99 %9.3f ms  mean %9.3f ms  %s\n",
-			       name, pct(step, o.steps, 0.5) / 1e3,
+			printf("%-16s step p50 %9.3f ms  p99 %9.3f ms  mean %9.3f ms  %s\n",
+			       label, pct(step, o.steps, 0.5) / 1e3,
 			       pct(step, o.steps, 0.99) / 1e3, mean / 1e3,
 			       wrong ? "WRONG SUMS" : "sums verified");
 	}
