@@ -79,8 +79,8 @@ struct shm {
 	int rank_err[MAX_RANKS];	/* 0, or what failed (a line of text) */
 	char why[MAX_RANKS][160];
 	uint64_t wrong[MAX_RUNS][MAX_RANKS];	/* wrong floats */
-	/* the ranks' flows' urgent_dups and tail_probes (sysfs), per run */
-	uint64_t dups[MAX_RUNS][MAX_RANKS], probes[MAX_RUNS][MAX_RANKS];
+	/* the ranks' flows' counters (sysfs: FLOW_STATS), per run */
+	uint64_t stat[MAX_RUNS][MAX_RANKS][4];
 	double us[];		/* step durations: US(run, rank, step) */
 };
 
@@ -218,6 +218,15 @@ static void next_cqe(int r, struct sdr_ctx *ctx, struct sdr_completion *c)
 		sdr_wait(ctx, 100);
 	}
 }
+
+/*
+ * The counters a run reports, summed over the ranks: of the sending
+ * flow (fnext) first, then of the receiving one (fprev).
+ */
+static const char *const stat_name[4] = {
+	"retransmits", "urgent_dups", "nacks_tx", "tail_probes",
+};
+#define STATS_TX	2	/* the first 2 are the sender's */
 
 /* A counter of @flow's policy directory in sysfs, or 0. */
 static uint64_t flow_stat(int r, struct sdr_flow *flow, uint32_t policy,
@@ -366,8 +375,9 @@ static void run_sdr(int r, int run, uint32_t policy, bool groups)
 		US(run, r, k) = (double)(now_us() - t0);
 		sh->wrong[run][r] += count_wrong(v, chunk * n);
 	}
-	sh->dups[run][r] = flow_stat(r, fnext, policy, "urgent_dups");
-	sh->probes[run][r] = flow_stat(r, fprev, policy, "tail_probes");
+	for (k = 0; k < 4; k++)
+		sh->stat[run][r][k] = flow_stat(r, k < STATS_TX ? fnext : fprev,
+						policy, stat_name[k]);
 	barrier(r);
 	sdr_flow_destroy(fnext);
 	sdr_flow_destroy(fprev);
@@ -666,16 +676,15 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nruns; i++) {
 		const char *name = i < o.npol ? sdr_policy_str(o.policy[i]) : "tcp";
-		uint64_t wrong = 0, dups = 0, probes = 0;
+		uint64_t wrong = 0, st[4] = { 0 };
 		char label[32];
 		double mean = 0;
 
 		snprintf(label, sizeof(label), "%s%s", name,
 			 i < o.npol && o.groups[i] ? "+groups" : "");
-		for (r = 0; r < o.ranks; r++) {
-			dups += sh->dups[i][r];
-			probes += sh->probes[i][r];
-		}
+		for (r = 0; r < o.ranks; r++)
+			for (k = 0; k < 4; k++)
+				st[k] += sh->stat[i][r][k];
 		for (k = 0; k < o.steps; k++) {
 			step[k] = 0;
 			for (r = 0; r < o.ranks; r++)
@@ -690,11 +699,14 @@ int main(int argc, char **argv)
 		if (o.json)
 			printf("%s{\"transport\": \"%s\", \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
 			       "\"mean_ms\": %.3f, \"max_ms\": %.3f, \"wrong_floats\": %llu, "
-			       "\"urgent_dups\": %llu, \"tail_probes\": %llu}",
+			       "\"%s\": %llu, \"%s\": %llu, \"%s\": %llu, \"%s\": %llu}",
 			       i ? ", " : "", label, pct(step, o.steps, 0.5) / 1e3,
 			       pct(step, o.steps, 0.99) / 1e3, mean / 1e3,
 			       step[o.steps - 1] / 1e3, (unsigned long long)wrong,
-			       (unsigned long long)dups, (unsigned long long)probes);
+			       stat_name[0], (unsigned long long)st[0],
+			       stat_name[1], (unsigned long long)st[1],
+			       stat_name[2], (unsigned long long)st[2],
+			       stat_name[3], (unsigned long long)st[3]);
 		else
 			printf("%-16s step p50 %9.3f ms  p99 %9.3f ms  mean %9.3f ms  %s\n",
 			       label, pct(step, o.steps, 0.5) / 1e3,
