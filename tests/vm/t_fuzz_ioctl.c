@@ -181,7 +181,7 @@ static struct shared {
 	long ops;
 	long faults;		/* expected faults caught */
 	long stat[NSTAT][NERR];
-	long cqes[3][4];	/* completions consumed, by type and status */
+	long cqes[4][4];	/* completions consumed, by type and status */
 	struct hist hist[NHIST];
 } *G;
 
@@ -1552,12 +1552,17 @@ static void op_mremap(struct thr *t)
 /* Is a completion entry one the kernel could have written? */
 static const char *cqe_bad(const struct sdr_cqe *e)
 {
-	if (e->type != SDR_CQE_SEND && e->type != SDR_CQE_RECV)
+	if (e->type < SDR_CQE_SEND || e->type > SDR_CQE_GROUP)
 		return "type";
 	if (e->status > SDR_STATUS_FLUSHED)
 		return "status";
 	if (e->__reserved)
 		return "__reserved";
+	/* a group's: no flow, a group id, no more members failed than it has */
+	if (e->type == SDR_CQE_GROUP)
+		return e->flow_id ? "flow_id of a group" : !e->seq ? "group 0" :
+		       e->imm > e->slot ? "imm of a group" :
+		       e->len ? "len of a group" : NULL;
 	if (!e->flow_id || e->flow_id > 0xffffff)
 		return "flow_id";
 	if (e->type == SDR_CQE_SEND && e->slot)
@@ -1677,7 +1682,7 @@ struct drain {
 	struct sdr_cqe e;
 	int ngot;
 	struct { uint32_t flow, slot, seq; } got[16];
-	long seen[3][4];
+	long seen[4][4];
 };
 
 static void drain(void *p)
@@ -1700,7 +1705,7 @@ static void drain(void *p)
 	if (a->t1 - a->h <= m->cq_entries) {
 		for (i = a->h; i != a->t1; i++) {
 			memcpy(&e, (const void *)&cqes[i & mask], sizeof(e));
-			if (e.type <= SDR_CQE_RECV && e.status <= SDR_STATUS_FLUSHED)
+			if (e.type <= SDR_CQE_GROUP && e.status <= SDR_STATUS_FLUSHED)
 				a->seen[e.type][e.status]++;
 			if (e.type == SDR_CQE_RECV && a->ngot < 16) {
 				a->got[a->ngot].flow = e.flow_id;
@@ -1736,7 +1741,7 @@ static void drain_map(struct thr *t, int mi, struct fzmap m)
 	judge_access(t, mi, &m, faulted, 1);
 	if (faulted)
 		return;
-	for (k = 0; k < 12; k++)
+	for (k = 0; k < 16; k++)
 		__atomic_add_fetch(&G->cqes[k / 4][k % 4], a.seen[k / 4][k % 4],
 				   __ATOMIC_RELAXED);
 	/* An entry below tail is written, unless the ring wrapped since. */
@@ -3345,9 +3350,10 @@ static void print_stats(void)
 					      ename(e), G->stat[i][e]);
 		say("%s", line);
 	}
-	say("completions   send: ok %ld failed %ld flushed %ld; recv: ok %ld partial %ld failed %ld flushed %ld",
+	say("completions   send: ok %ld failed %ld flushed %ld; recv: ok %ld partial %ld failed %ld flushed %ld; group: ok %ld failed %ld flushed %ld",
 	    G->cqes[1][0], G->cqes[1][2], G->cqes[1][3], G->cqes[2][0],
-	    G->cqes[2][1], G->cqes[2][2], G->cqes[2][3]);
+	    G->cqes[2][1], G->cqes[2][2], G->cqes[2][3], G->cqes[3][0],
+	    G->cqes[3][2], G->cqes[3][3]);
 }
 
 TEST_T(fuzz, 300)

@@ -1146,29 +1146,6 @@ static int raw_recv_post_group(int fd, uint32_t flow_id, uint32_t flags,
 	return ioctl(fd, SDR_IOC_RECV_POST, p);
 }
 
-static int raw_send_group(int fd, uint32_t flow_id, uint32_t flags,
-			  uint32_t group, uint64_t addr, uint64_t len,
-			  uint64_t msg_len, uint32_t *seq)
-{
-	struct sdr_send_post p;
-	int ret;
-
-	memset(&p, 0, sizeof(p));
-	p.size = sizeof(p);
-	p.flags = flags;
-	p.flow_id = flow_id;
-	p.addr = addr;
-	p.len = len;
-	p.msg_len = msg_len;
-	p.group = group;
-	if (seq)
-		p.seq = *seq;
-	ret = ioctl(fd, SDR_IOC_SEND_POST, &p);
-	if (!ret && seq)
-		*seq = p.seq;
-	return ret;
-}
-
 /*
  * SDR_IOC_GROUP and the posts that join groups: every way to get it
  * wrong has its errno, and the limits (SDR_GROUPS_MAX; a ring entry

@@ -567,6 +567,33 @@ static int group_pair(struct sdr_ctx **ca, struct sdr_ctx **cb,
 }
 
 /*
+ * Completions of @ctx through sdr_poll_cq until group @g's: how many OK
+ * ones of @type came before it (-1: it did not come).
+ */
+static int members_before(struct sdr_ctx *ctx, uint8_t type, uint32_t g)
+{
+	int64_t end = now_us() + WAIT_HANG_MS * 1000LL;
+	struct sdr_completion c[16];
+	int k, got, n = 0;
+
+	while (now_us() < end) {
+		got = sdr_poll_cq(ctx, c, 16);
+		for (k = 0; k < got; k++) {
+			if (c[k].type == SDR_CQE_GROUP) {
+				EXPECT_EQ(c[k].seq, g);
+				return n;
+			}
+			EXPECT_EQ(c[k].type, type);
+			EXPECT_EQ(c[k].status, SDR_STATUS_OK);
+			n++;
+		}
+		if (!got)
+			sdr_wait(ctx, 50);
+	}
+	return -1;
+}
+
+/*
  * Groups: a closed group completes once each member did, after them in
  * the ring, with their count and the worst status; sdr_group_wait keeps
  * what it passes over for sdr_poll_cq and sdr_send_poll.  Delivered bytes
@@ -580,10 +607,9 @@ TEST(groups_complete_after_members)
 	struct sdr_recv *h[4];
 	struct sdr_ctx *ca, *cb;
 	struct sdr_flow *fa, *fb;
-	uint32_t ga, gb, seq, round, i, sends, recvs;
+	uint32_t ga, gb, seq, round, i;
 	uint8_t *buf = malloc(MSG);
-	int k, got, seen_group;
-	int64_t end;
+	int k, got;
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing: sdr.ko not loaded");
@@ -631,45 +657,8 @@ TEST(groups_complete_after_members)
 			EXPECT_EQ(sdr_send_poll(fa, c, 16), 4);
 		} else {
 			/* one ring order: the members, then the group */
-			sends = recvs = 0;
-			seen_group = 0;
-			end = now_us() + WAIT_HANG_MS * 1000LL;
-			while (!seen_group && now_us() < end) {
-				got = sdr_poll_cq(cb, c, 16);
-				for (k = 0; k < got; k++) {
-					if (c[k].type == SDR_CQE_RECV) {
-						EXPECT_EQ(seen_group, 0);
-						recvs++;
-					} else {
-						EXPECT_EQ(c[k].type, SDR_CQE_GROUP);
-						EXPECT_EQ(c[k].seq, gb);
-						seen_group = 1;
-					}
-				}
-				if (!got)
-					sdr_wait(cb, 50);
-			}
-			EXPECT_EQ(seen_group, 1);
-			EXPECT_EQ(recvs, 4);
-			end = now_us() + WAIT_HANG_MS * 1000LL;
-			seen_group = 0;
-			while (!seen_group && now_us() < end) {
-				got = sdr_poll_cq(ca, c, 16);
-				for (k = 0; k < got; k++) {
-					if (c[k].type == SDR_CQE_SEND) {
-						EXPECT_EQ(seen_group, 0);
-						EXPECT_EQ(c[k].status, SDR_STATUS_OK);
-						sends++;
-					} else {
-						EXPECT_EQ(c[k].seq, ga);
-						seen_group = 1;
-					}
-				}
-				if (!got)
-					sdr_wait(ca, 50);
-			}
-			EXPECT_EQ(seen_group, 1);
-			EXPECT_EQ(sends, 4);
+			EXPECT_EQ(members_before(cb, SDR_CQE_RECV, gb), 4);
+			EXPECT_EQ(members_before(ca, SDR_CQE_SEND, ga), 4);
 		}
 		for (i = 0; i < 4; i++) {
 			uint32_t st = 99;

@@ -264,9 +264,10 @@ static inline int raw_recv_complete(int fd, uint32_t flow_id, uint32_t slot,
 	return ioctl(fd, SDR_IOC_RECV_COMPLETE, &c);
 }
 
-static inline int raw_send_post(int fd, uint32_t flow_id, uint32_t flags,
-			   uint64_t addr, uint64_t len, uint64_t msg_len,
-			   uint32_t *seq)
+/* A send post naming @group (SDR_SEND_GROUP in @flags, or not). */
+static inline int raw_send_group(int fd, uint32_t flow_id, uint32_t flags,
+				 uint32_t group, uint64_t addr, uint64_t len,
+				 uint64_t msg_len, uint32_t *seq)
 {
 	struct sdr_send_post p;
 	int ret;
@@ -279,12 +280,20 @@ static inline int raw_send_post(int fd, uint32_t flow_id, uint32_t flags,
 	p.len = len;
 	p.msg_len = msg_len;
 	p.imm = 0x1234;
+	p.group = group;
 	if (seq)
 		p.seq = *seq;
 	ret = ioctl(fd, SDR_IOC_SEND_POST, &p);
 	if (!ret && seq)
 		*seq = p.seq;
 	return ret;
+}
+
+static inline int raw_send_post(int fd, uint32_t flow_id, uint32_t flags,
+			   uint64_t addr, uint64_t len, uint64_t msg_len,
+			   uint32_t *seq)
+{
+	return raw_send_group(fd, flow_id, flags, 0, addr, len, msg_len, seq);
 }
 
 /* A mapped completion ring (raw). */
