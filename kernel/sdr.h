@@ -60,6 +60,10 @@ extern unsigned int sdr_recv_depth;
 extern unsigned int sdr_send_depth;
 extern unsigned int sdr_dev_paths;
 extern unsigned int sdr_max_region_mb;
+extern unsigned int sdr_ctx_max_flows;
+extern unsigned int sdr_ctx_max_mb;
+extern unsigned int sdr_user_max_flows;
+extern unsigned int sdr_user_max_mb;
 extern unsigned int sdr_none_idle_ms;
 extern unsigned int sdr_none_reorder_pkts;
 extern unsigned int sdr_default_policy;
@@ -240,8 +244,21 @@ struct sdr_grp {
 	bool			closed;		/* no more members */
 };
 
+/* Who pays for a context's memory and flows (sdr_acct.c). */
+struct sdr_acct {
+	struct kref		ref;		/* the context's, and a flow's each */
+	struct user_struct	*user;		/* locked_vm: RLIMIT_MEMLOCK */
+	struct mm_struct	*mm;		/* pinned_vm (mmgrab'ed) */
+	struct sdr_uacct	*ua;		/* sdr's per-user counts */
+	bool			unlimited;	/* CAP_IPC_LOCK at open */
+	unsigned long		memlock_pages;	/* RLIMIT_MEMLOCK at open */
+	atomic_t		flows;
+	atomic64_t		pages;
+};
+
 struct sdr_ctx {
 	struct sdr_dev		*sdev;		/* bound device, or NULL */
+	struct sdr_acct		*acct;		/* its opener's */
 	struct mutex		lock;		/* bind, flows list, flow create/destroy */
 	struct xarray		flows;		/* this context's flows by id */
 	u32			cq_budget;	/* sum of 2 * max_msgs of flows */
@@ -441,7 +458,9 @@ struct sdr_flow {
 	union ib_gid		peer_gid;
 	u64			token;		/* every packet to us must carry it */
 
-	/* shared regions (vmalloc_user) */
+	/* shared regions (sdr_vmalloc_user), charged to acct */
+	struct sdr_acct		*acct;		/* NULL until charged */
+	size_t			charged;	/* bytes charged to acct */
 	u8			*recv_region;
 	u8			*send_region;
 	u8			*state_area;
@@ -580,6 +599,17 @@ bool sdr_ctx_cq_ready(struct sdr_ctx *ctx);
 bool sdr_ctx_cq_reserve(struct sdr_ctx *ctx);
 void sdr_ctx_cq_unreserve(struct sdr_ctx *ctx);
 void sdr_ctx_cq_push(struct sdr_ctx *ctx, const struct sdr_cqe *cqe);
+
+/* sdr_acct.c */
+struct sdr_acct *sdr_acct_new(void);
+void sdr_acct_get(struct sdr_acct *a);
+void sdr_acct_put(struct sdr_acct *a);
+int sdr_acct_charge(struct sdr_acct *a, size_t bytes);
+void sdr_acct_uncharge(struct sdr_acct *a, size_t bytes);
+int sdr_acct_flow_add(struct sdr_acct *a);
+void sdr_acct_flow_del(struct sdr_acct *a);
+void *sdr_vmalloc_user(size_t size);
+int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size);
 
 /* sdr_group.c */
 int sdr_group_ioctl(struct sdr_ctx *ctx, struct sdr_group *arg);

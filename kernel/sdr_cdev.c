@@ -65,10 +65,13 @@ static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 		goto err_unlock;
 	ctx->ring_size = PAGE_ALIGN(SDR_RING_CQES_OFF +
 				    entries * sizeof(struct sdr_cqe));
-	ctx->ring = vmalloc_user(ctx->ring_size);
+	ret = sdr_acct_charge(ctx->acct, ctx->ring_size);
+	if (ret)
+		goto err_unlock;
+	ctx->ring = sdr_vmalloc_user(ctx->ring_size);
 	ret = -ENOMEM;
 	if (!ctx->ring)
-		goto err_unlock;
+		goto err_uncharge;
 	ctx->cq_entries = entries;
 	hdr = ctx->ring;
 	hdr->mask = entries - 1;
@@ -101,6 +104,8 @@ static int sdr_ioc_bind(struct sdr_ctx *ctx, void *p)
 err_free_ring:
 	vfree(ctx->ring);
 	ctx->ring = NULL;
+err_uncharge:
+	sdr_acct_uncharge(ctx->acct, ctx->ring_size);
 err_unlock:
 	mutex_unlock(&ctx->lock);
 	up_read(&sdev->rwsem);
@@ -457,7 +462,7 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 			goto out_put;
 		vma->vm_flags &= ~VM_MAYWRITE;
 	}
-	ret = remap_vmalloc_range(vma, mem, 0);
+	ret = sdr_map_vmalloc(vma, mem, size);
 out_put:
 	if (flow)
 		sdr_flow_put(flow);
@@ -487,9 +492,16 @@ static int sdr_open(struct inode *inode, struct file *file)
 {
 	struct sdr_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
+	ctx->acct = sdr_acct_new();
+	if (IS_ERR(ctx->acct)) {
+		int ret = PTR_ERR(ctx->acct);
+
+		kfree(ctx);
+		return ret;
+	}
 	mutex_init(&ctx->lock);
 	spin_lock_init(&ctx->cq_lock);
 	spin_lock_init(&ctx->grp_lock);
@@ -520,7 +532,11 @@ static int sdr_release(struct inode *inode, struct file *file)
 	}
 	xa_destroy(&ctx->flows);
 	sdr_group_free(ctx);
-	vfree(ctx->ring);
+	if (ctx->ring) {
+		vfree(ctx->ring);
+		sdr_acct_uncharge(ctx->acct, ctx->ring_size);
+	}
+	sdr_acct_put(ctx->acct);
 	kfree(ctx);
 	atomic_dec(&sdr_nr_ctx);
 	return 0;

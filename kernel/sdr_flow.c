@@ -46,6 +46,7 @@ static_assert(SDR_PATHS_MAX == SDR_PATH_MAX);
 static enum hrtimer_restart sdr_flow_timer(struct hrtimer *timer);
 static void sdr_flow_finish_tx(struct sdr_flow *flow);
 static void sdr_flow_policy_work(struct work_struct *work);
+static void sdr_flow_unaccount(struct sdr_flow *flow);
 
 static void sdr_flow_free_work(struct work_struct *work)
 {
@@ -57,6 +58,7 @@ static void sdr_flow_free_work(struct work_struct *work)
 	vfree(flow->recv_region);
 	vfree(flow->send_region);
 	vfree(flow->state_area);
+	sdr_flow_unaccount(flow);	/* one never attached: its create failed */
 	if (flow->slots) {
 		spin_lock_bh(&flow->lock);	/* the rule of the slots */
 		for (i = 0; i < flow->max_msgs; i++)
@@ -303,11 +305,24 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ret = -ENOMEM;
 	if (2 * region > (size_t)sdr_max_region_mb << 20)
 		goto err_put;
+	/* counted and charged before anything big is allocated */
+	ret = sdr_acct_flow_add(ctx->acct);
+	if (ret)
+		goto err_put;
+	ret = sdr_acct_charge(ctx->acct, 2 * region + flow->state_size);
+	if (ret) {
+		sdr_acct_flow_del(ctx->acct);
+		goto err_put;
+	}
+	sdr_acct_get(ctx->acct);
+	flow->acct = ctx->acct;
+	flow->charged = 2 * region + flow->state_size;
+	ret = -ENOMEM;
 	flow->slots = kcalloc(flow->max_msgs, sizeof(*flow->slots),
-			      GFP_KERNEL);
-	flow->recv_region = vmalloc_user(region);
-	flow->send_region = vmalloc_user(region);
-	flow->state_area = vmalloc_user(flow->state_size);
+			      GFP_KERNEL_ACCOUNT);
+	flow->recv_region = sdr_vmalloc_user(region);
+	flow->send_region = sdr_vmalloc_user(region);
+	flow->state_area = sdr_vmalloc_user(flow->state_size);
 	if (!flow->slots || !flow->recv_region || !flow->send_region ||
 	    !flow->state_area)
 		goto err_put;
@@ -1135,6 +1150,25 @@ static void sdr_flow_release_ah(struct sdr_flow *flow)
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 }
 
+/*
+ * What the flow counted and charged goes back to whoever paid, as it
+ * leaves its context: a process that destroys a flow (or closes the file)
+ * may create another at once, though the memory itself goes only with
+ * the flow's last reference.  Once: at detach, or at the free of a flow
+ * whose create failed.
+ */
+static void sdr_flow_unaccount(struct sdr_flow *flow)
+{
+	struct sdr_acct *a = flow->acct;
+
+	if (!a)
+		return;
+	flow->acct = NULL;
+	sdr_acct_uncharge(a, flow->charged);
+	sdr_acct_flow_del(a);
+	sdr_acct_put(a);
+}
+
 /* Destroy a flow of @ctx (ctx->lock held, device users lock held). */
 static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			    bool tell_peer)
@@ -1167,6 +1201,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	spin_lock_bh(&flow->lock);
 	flow->ctx = NULL;
 	spin_unlock_bh(&flow->lock);
+	sdr_flow_unaccount(flow);
 	sdr_flow_put(flow);
 }
 

@@ -60,6 +60,14 @@ SDR_PARAM(dev_paths, 4, 1, SDR_PATHS_MAX, 0444,
 	  "QPs (paths) per device a flow can spread its packets over, read at bind");
 SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
+SDR_PARAM(ctx_max_flows, 1024, 1, 32768, 0644,
+	  "Flows one open /dev/sdr may hold (more: EMFILE)");
+SDR_PARAM(ctx_max_mb, 4096, 1, 1048576, 0644,
+	  "Memory one open /dev/sdr may map (its ring and its flows' regions), MiB (more: ENOMEM)");
+SDR_PARAM(user_max_flows, 4096, 1, 1048576, 0644,
+	  "Flows one user's open /dev/sdr files may hold together (more: EMFILE)");
+SDR_PARAM(user_max_mb, 16384, 1, 1048576, 0644,
+	  "Memory one user's open /dev/sdr files may map together, MiB (more: ENOMEM)");
 SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
 	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
 SDR_PARAM(chunk_pkts, 16, 1, 1024, 0644,

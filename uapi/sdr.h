@@ -111,7 +111,8 @@
  *      mmap offset and size, and the offsets inside that mapping.
  * errors: EBUSY already bound; ENODEV no such bound device (or no device
  *      with that GID); EINVAL cq_entries not a power of two in range, name
- *      not NUL-terminated; ENOMEM.
+ *      not NUL-terminated; ENOMEM no memory for the ring, or it would
+ *      pass the opener's limits (as flow create's ENOMEM).
  */
 #define SDR_BIND_BY_GID		(1U << 0)
 
@@ -251,7 +252,11 @@ struct sdr_endpoint {
  *      the completion ring cannot hold 2 * max_msgs more completions
  *      (bind with more cq_entries); ENOMEM the regions could not be
  *      allocated (max_msgs * max_msg_size is limited by the module
- *      parameter max_region_mb).
+ *      parameter max_region_mb), or would pass the opener's
+ *      RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK), its memory cgroup's
+ *      limit, or the bytes an open file or a user may map (module
+ *      parameters ctx_max_mb, user_max_mb); EMFILE the file or its user
+ *      holds as many flows as allowed (ctx_max_flows, user_max_flows).
  */
 struct sdr_flow_create {
 	__u32 size;

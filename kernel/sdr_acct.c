@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdr: what a context's memory and flows are charged to, and the memory
+ * itself.
+ *
+ * A context's opener pays for what it maps: the completion ring and each
+ * flow's regions are charged, as io_uring and ib_umem charge theirs, to
+ * the user's RLIMIT_MEMLOCK (user->locked_vm, unless the opener had
+ * CAP_IPC_LOCK) and to the mm's pinned_vm; to sdr's own limits per file
+ * descriptor and per user (module parameters ctx_max_flows, ctx_max_mb,
+ * user_max_flows, user_max_mb); and, allocated with __GFP_ACCOUNT, to the
+ * memory cgroup.  One struct sdr_acct per context holds the references;
+ * each flow holds one on it until it gives back what it took (as it
+ * leaves its context, sdr_flow.c).  Calls nothing else of sdr.
+ */
+#include <linux/capability.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/xarray.h>
+
+#include "sdr.h"
+
+/* sdr's own counts of one user, across its contexts (sdr_users). */
+struct sdr_uacct {
+	refcount_t		ref;
+	u32			uid;
+	atomic_t		flows;
+	atomic64_t		pages;
+};
+
+static DEFINE_XARRAY(sdr_users);
+static DEFINE_MUTEX(sdr_users_lock);	/* entries come and go under it */
+
+static struct sdr_uacct *sdr_uacct_get(u32 uid)
+{
+	struct sdr_uacct *ua;
+
+	mutex_lock(&sdr_users_lock);
+	ua = xa_load(&sdr_users, uid);
+	if (ua) {
+		refcount_inc(&ua->ref);
+		goto out;
+	}
+	ua = kzalloc(sizeof(*ua), GFP_KERNEL);
+	if (!ua)
+		goto out;
+	refcount_set(&ua->ref, 1);
+	ua->uid = uid;
+	if (xa_err(xa_store(&sdr_users, uid, ua, GFP_KERNEL))) {
+		kfree(ua);
+		ua = NULL;
+	}
+out:
+	mutex_unlock(&sdr_users_lock);
+	return ua;
+}
+
+static void sdr_uacct_put(struct sdr_uacct *ua)
+{
+	mutex_lock(&sdr_users_lock);
+	if (refcount_dec_and_test(&ua->ref)) {
+		xa_erase(&sdr_users, ua->uid);
+		kfree(ua);
+	}
+	mutex_unlock(&sdr_users_lock);
+}
+
+/* The opener of the current file: who pays for the context (may sleep). */
+struct sdr_acct *sdr_acct_new(void)
+{
+	struct sdr_acct *a;
+
+	if (!current->mm)
+		return ERR_PTR(-EINVAL);
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return ERR_PTR(-ENOMEM);
+	a->ua = sdr_uacct_get(from_kuid(&init_user_ns, current_uid()));
+	if (!a->ua) {
+		kfree(a);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_init(&a->ref);
+	a->user = get_uid(current_user());
+	a->mm = current->mm;
+	mmgrab(a->mm);
+	a->unlimited = capable(CAP_IPC_LOCK);
+	a->memlock_pages = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	return a;
+}
+
+static void sdr_acct_release(struct kref *ref)
+{
+	struct sdr_acct *a = container_of(ref, struct sdr_acct, ref);
+
+	WARN_ON_ONCE(atomic64_read(&a->pages) || atomic_read(&a->flows));
+	sdr_uacct_put(a->ua);
+	mmdrop(a->mm);
+	free_uid(a->user);
+	kfree(a);
+}
+
+void sdr_acct_get(struct sdr_acct *a)
+{
+	kref_get(&a->ref);
+}
+
+void sdr_acct_put(struct sdr_acct *a)
+{
+	if (a)
+		kref_put(&a->ref, sdr_acct_release);
+}
+
+/* Add @n to @v unless that passes @limit: 0, or -1 with nothing added. */
+static int sdr_add_below(atomic64_t *v, s64 n, s64 limit)
+{
+	s64 cur = atomic64_read(v);
+
+	do {
+		if (cur + n > limit)
+			return -1;
+	} while (!atomic64_try_cmpxchg(v, &cur, cur + n));
+	return 0;
+}
+
+static int sdr_add_below32(atomic_t *v, int n, int limit)
+{
+	int cur = atomic_read(v);
+
+	do {
+		if (cur + n > limit)
+			return -1;
+	} while (!atomic_try_cmpxchg(v, &cur, cur + n));
+	return 0;
+}
+
+/*
+ * Charge @bytes (rounded up to pages) to @a: -ENOMEM, with nothing
+ * charged, when that would pass the context's or the user's sdr limit or
+ * the opener's RLIMIT_MEMLOCK (as it was at open; CAP_IPC_LOCK: none).
+ */
+int sdr_acct_charge(struct sdr_acct *a, size_t bytes)
+{
+	s64 n = PAGE_ALIGN(bytes) >> PAGE_SHIFT;
+	s64 ctx_max = (s64)READ_ONCE(sdr_ctx_max_mb) << (20 - PAGE_SHIFT);
+	s64 user_max = (s64)READ_ONCE(sdr_user_max_mb) << (20 - PAGE_SHIFT);
+	atomic_long_t *locked = &a->user->locked_vm;
+	long cur;
+
+	if (sdr_add_below(&a->pages, n, ctx_max))
+		return -ENOMEM;
+	if (sdr_add_below(&a->ua->pages, n, user_max))
+		goto undo_ctx;
+	cur = atomic_long_read(locked);
+	do {
+		if (!a->unlimited && cur + n > (long)a->memlock_pages)
+			goto undo_user;
+	} while (!atomic_long_try_cmpxchg(locked, &cur, cur + n));
+	atomic64_add(n, &a->mm->pinned_vm);
+	return 0;
+
+undo_user:
+	atomic64_sub(n, &a->ua->pages);
+undo_ctx:
+	atomic64_sub(n, &a->pages);
+	return -ENOMEM;
+}
+
+void sdr_acct_uncharge(struct sdr_acct *a, size_t bytes)
+{
+	s64 n = PAGE_ALIGN(bytes) >> PAGE_SHIFT;
+
+	atomic64_sub(n, &a->mm->pinned_vm);
+	atomic_long_sub(n, &a->user->locked_vm);
+	atomic64_sub(n, &a->ua->pages);
+	atomic64_sub(n, &a->pages);
+}
+
+/*
+ * One flow more: -EMFILE when the context already has ctx_max_flows or
+ * the user user_max_flows of them.
+ */
+int sdr_acct_flow_add(struct sdr_acct *a)
+{
+	if (sdr_add_below32(&a->flows, 1, READ_ONCE(sdr_ctx_max_flows)))
+		return -EMFILE;
+	if (sdr_add_below32(&a->ua->flows, 1, READ_ONCE(sdr_user_max_flows))) {
+		atomic_dec(&a->flows);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+void sdr_acct_flow_del(struct sdr_acct *a)
+{
+	atomic_dec(&a->ua->flows);
+	atomic_dec(&a->flows);
+}
+
+/*
+ * Zeroed memory a process will map (sdr_map_vmalloc()), charged to the
+ * memory cgroup: over its limit the allocation fails (NORETRY: no OOM
+ * kill for it), as it fails over sdr's limits.
+ */
+void *sdr_vmalloc_user(size_t size)
+{
+	return __vmalloc(PAGE_ALIGN(size), GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			 __GFP_NORETRY | __GFP_NOWARN);
+}
+
+/* Map all of @mem (sdr_vmalloc_user(), @size bytes) at @vma, mmap_lock held. */
+int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size)
+{
+	unsigned long addr = vma->vm_start, left, n, i;
+	struct page *pages[32];
+	int ret;
+
+	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(size))
+		return -EINVAL;
+	/* as remap_vmalloc_range(): no growing it, no core dump of it */
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	for (left = PAGE_ALIGN(size) >> PAGE_SHIFT; left; left -= n) {
+		n = min_t(unsigned long, left, ARRAY_SIZE(pages));
+		for (i = 0; i < n; i++)
+			pages[i] = vmalloc_to_page(mem + (addr - vma->vm_start) +
+						   i * PAGE_SIZE);
+		i = n;
+		ret = vm_insert_pages(vma, addr, pages, &i);
+		if (ret)
+			return ret;
+		addr += n * PAGE_SIZE;
+	}
+	return 0;
+}
