@@ -233,14 +233,19 @@ static ssize_t sdr_flow_u64_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%llu\n", v);
 }
 
-#define SDR_FLOW_ATTR(_name, _field)					\
+#define SDR_FLOW_ATTR_MODE(_name, _field, _mode)			\
 	static struct sdr_flow_attr sdr_fa_##_name = {			\
-		.attr = __ATTR(_name, 0444, sdr_flow_u64_show, NULL),	\
+		.attr = __ATTR(_name, _mode, sdr_flow_u64_show, NULL),	\
 		.field = _field,					\
 	}
+#define SDR_FLOW_ATTR(_name, _field) SDR_FLOW_ATTR_MODE(_name, _field, 0444)
 
-SDR_FLOW_ATTR(owner_pid, SDR_FF_OWNER_PID);
-SDR_FLOW_ATTR(owner_uid, SDR_FF_OWNER_UID);
+/*
+ * A flow's files belong to its owner (sdr_flow_ownership()): who it is
+ * and whom it talks to, only the owner and root read.
+ */
+SDR_FLOW_ATTR_MODE(owner_pid, SDR_FF_OWNER_PID, 0400);
+SDR_FLOW_ATTR_MODE(owner_uid, SDR_FF_OWNER_UID, 0400);
 SDR_FLOW_ATTR(mtu, SDR_FF_MTU);
 SDR_FLOW_ATTR(payload, SDR_FF_PAYLOAD);
 SDR_FLOW_ATTR(chunk_size, SDR_FF_CHUNK);
@@ -418,7 +423,7 @@ static ssize_t peer_show(struct kobject *kobj, struct kobj_attribute *attr,
 	spin_unlock_bh(&flow->lock);
 	return n;
 }
-static struct kobj_attribute sdr_fa_peer = __ATTR_RO(peer);
+static struct kobj_attribute sdr_fa_peer = __ATTR(peer, 0400, peer_show, NULL);
 
 static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_owner_pid.attr.attr,
@@ -624,7 +629,11 @@ SDR_PATH_ATTR(acked, SDR_PFIG_ACKED);
 SDR_PATH_ATTR(lost, SDR_PFIG_LOST);
 SDR_PATH_ATTR(drains, SDR_PFIG_DRAINS);
 SDR_PATH_ATTR(restores, SDR_PFIG_RESTORES);
-SDR_PATH_ATTR(peer_qpns, SDR_PFIG_PEER_QPNS);
+/* the peer's QPNs: the owner's and root's to read, as flows/<id>/peer */
+static struct sdr_path_attr sdr_pa_peer_qpns = {
+	.attr = __ATTR(peer_qpns, 0400, sdr_path_show, NULL),
+	.fig = SDR_PFIG_PEER_QPNS,
+};
 
 static struct attribute *sdr_flow_path_list[] = {
 	&sdr_pa_qpn.attr.attr,
@@ -797,9 +806,23 @@ static void sdr_flow_kobj_release(struct kobject *kobj)
 	kfree(fk);
 }
 
+/*
+ * flows/<id>/ and its files are its owner's: the writable ones (policy,
+ * ec_geometry) take its writes (their store checks the owner again, or
+ * CAP_NET_ADMIN), the 0400 ones only its and root's reads.
+ */
+static void sdr_flow_ownership(struct kobject *kobj, kuid_t *uid, kgid_t *gid)
+{
+	kuid_t owner = make_kuid(&init_user_ns, sdr_kobj_flow(kobj)->owner_uid);
+
+	if (uid_valid(owner))
+		*uid = owner;
+}
+
 static struct kobj_type sdr_flow_ktype = {
 	.release	= sdr_flow_kobj_release,
 	.sysfs_ops	= &kobj_sysfs_ops,
+	.get_ownership	= sdr_flow_ownership,
 	/* .default_groups: sdr_flow_groups, set by sdr_sysfs_init() */
 };
 

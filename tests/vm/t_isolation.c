@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_isolation: processes cannot reach each other's flows or memory, and a
- * process killed mid-transfer leaves nothing of itself in the module.
+ * t_isolation: processes cannot reach each other's flows or memory, a
+ * process killed mid-transfer leaves nothing of itself in the module, and
+ * a flow's sysfs files are its owner's.
  */
 #include <glob.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "libsdr.h"
@@ -283,4 +285,112 @@ TEST(works_after_kill)
 	EXPECT_EQ(sdr_recv_complete(h), 0);
 	EXPECT_EQ(sdr_close(cs), 0);
 	EXPECT_EQ(sdr_close(cr), 0);
+}
+
+/* 0 if @path opens with @flags (and reads or writes @w), else errno. */
+static int try_file(const char *path, int flags, const char *w)
+{
+	char buf[128];
+	int fd = open(path, flags | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (w ? write(fd, w, strlen(w)) < 0 : read(fd, buf, sizeof(buf)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * A flow's sysfs files are its owner's: a flow made by user 4242 takes
+ * its policy writes and shows it its pid and peer; user 4343 reads its
+ * counters but not who owns it or whom it talks to, and writes nothing;
+ * root reads everything.
+ */
+TEST(flow_files_belong_to_owner)
+{
+	char dir[128], path[192], val[32];
+	int up[2], down[2], st = -1, fd;
+	struct sdr_flow_create c;
+	uint32_t id = 0;
+	struct stat sb;
+	pid_t a, b;
+	char go;
+
+	ASSERT_EQ(pipe(up), 0);
+	ASSERT_EQ(pipe(down), 0);
+	a = fork();
+	ASSERT_GE(a, 0);
+	if (!a) {
+		if (setgid(4242) || setuid(4242))
+			_exit(10);
+		fd = sdr_dev_open();
+		if (fd < 0 || raw_bind(fd, dev0(), 64, NULL) ||
+		    raw_flow_create(fd, 4096, 2, &c))
+			_exit(11);
+		snprintf(dir, sizeof(dir), "/sys/class/sdr/%s/flows/%u", dev0(),
+			 c.flow_id);
+		snprintf(path, sizeof(path), "%s/policy", dir);
+		if (try_file(path, O_WRONLY, "sr\n"))
+			_exit(12);
+		snprintf(path, sizeof(path), "%s/owner_pid", dir);
+		if (try_file(path, O_RDONLY, NULL))
+			_exit(13);
+		snprintf(path, sizeof(path), "%s/peer", dir);
+		if (try_file(path, O_RDONLY, NULL))
+			_exit(14);
+		if (write(up[1], &c.flow_id, sizeof(c.flow_id)) != sizeof(c.flow_id) ||
+		    read(down[0], &go, 1) != 1)
+			_exit(15);
+		_exit(0);
+	}
+	ASSERT_EQ(read(up[0], &id, sizeof(id)), (ssize_t)sizeof(id));
+	snprintf(dir, sizeof(dir), "/sys/class/sdr/%s/flows/%u", dev0(), id);
+	snprintf(path, sizeof(path), "%s/policy", dir);
+	ASSERT_EQ(stat(path, &sb), 0);
+	EXPECT_EQ(sb.st_uid, 4242);
+	EXPECT_EQ(sb.st_mode & 0777, 0644);
+	/* the owner's write took */
+	EXPECT_EQ(sysfs_str(path, val, sizeof(val)), 0);
+	EXPECT_EQ(strcmp(val, "sr"), 0);
+	b = fork();
+	ASSERT_GE(b, 0);
+	if (!b) {
+		if (setgid(4343) || setuid(4343))
+			_exit(20);
+		snprintf(path, sizeof(path), "%s/policy", dir);
+		if (try_file(path, O_WRONLY, "ec\n") != EACCES)
+			_exit(21);
+		snprintf(path, sizeof(path), "%s/ec_geometry", dir);
+		if (try_file(path, O_WRONLY, "8 2\n") != EACCES)
+			_exit(22);
+		snprintf(path, sizeof(path), "%s/owner_pid", dir);
+		if (try_file(path, O_RDONLY, NULL) != EACCES)
+			_exit(23);
+		snprintf(path, sizeof(path), "%s/owner_uid", dir);
+		if (try_file(path, O_RDONLY, NULL) != EACCES)
+			_exit(24);
+		snprintf(path, sizeof(path), "%s/peer", dir);
+		if (try_file(path, O_RDONLY, NULL) != EACCES)
+			_exit(25);
+		snprintf(path, sizeof(path), "%s/mtu", dir);
+		if (try_file(path, O_RDONLY, NULL))
+			_exit(26);
+		snprintf(path, sizeof(path), "%s/policy", dir);
+		if (try_file(path, O_RDONLY, NULL))
+			_exit(27);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(b, &st, 0), b);
+	TH_LOG("other user: exit %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* root reads all of it */
+	snprintf(path, sizeof(path), "%s/owner_uid", dir);
+	EXPECT_EQ(sysfs_u64_or(path, 0), 4242);
+	snprintf(path, sizeof(path), "%s/owner_pid", dir);
+	EXPECT_EQ(sysfs_u64_or(path, 0), (uint64_t)a);
+	EXPECT_EQ(write(down[1], "x", 1), 1);
+	ASSERT_EQ(waitpid(a, &st, 0), a);
+	TH_LOG("owner: exit %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
