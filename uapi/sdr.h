@@ -643,6 +643,8 @@ struct sdr_flow_rail {
  *      groups are open or completing.
  * op SDR_GROUP_CLOSE: in group.  No more members join it.
  *      errors: ENOENT it is not open (never opened, or closed already).
+ * Fields an op does not take (OPEN's group, CLOSE's user_data) must be 0,
+ * and op one of these: else EINVAL.
  */
 #define SDR_GROUPS_MAX		256
 #define SDR_GROUP_OPEN		0
