@@ -39,12 +39,14 @@
 #include "sdr_sr.h"
 #include "sdr_credit.h"
 #include "sdr_auto.h"
+#include "sdr_replay.h"
 
 #if BITS_PER_LONG != 64
 #error "sdr shares u64 bitmaps with userspace as unsigned long: 64-bit only"
 #endif
 
-#define SDR_QKEY		0x5d520001U
+/* Q_Keys with this bit are controlled: only privileged senders use them */
+#define SDR_QKEY_CONTROLLED	0x80000000U
 #define SDR_MAX_MSGS		1024
 #define SDR_MAX_MSG_SIZE	(1U << 30)
 #define SDR_MAX_CHUNK_PKTS	1024
@@ -128,6 +130,7 @@ struct sdr_dev {
 	struct device		*cdev;		/* /sys/class/sdr/<ibdev> */
 	struct kobject		*flows_kobj;	/* .../flows/ */
 	char			name[IB_DEVICE_NAME_MAX];
+	u32			qkey;		/* random, fixed: its QPs' Q_Key */
 
 	/*
 	 * Users (ioctls touching the ib_device) hold it for read; removal
@@ -416,6 +419,21 @@ struct sdr_rail {
 	struct sdr_endpoint	peer_ep;	/* checked at the flow's connect */
 };
 
+/*
+ * A flow's packet authentication (sdr_auth.c).  rx_tfm is keyed with the
+ * flow's own receive key from create on, tx_tfm with the peer's from
+ * connect on; both are used without a lock (a keyed shash is read-only)
+ * and freed with the flow.  The replay window is under flow->lock.
+ */
+struct sdr_auth {
+	u32			alg;		/* SDR_AUTH_OFF or _VMAC64 */
+	struct crypto_shash	*rx_tfm;
+	struct crypto_shash	*tx_tfm;
+	u8			rx_key[SDR_AUTH_KEY_LEN];
+	atomic64_t		tx_pn;		/* last packet number sent */
+	struct sdr_replay	replay;
+};
+
 struct sdr_flow {
 	struct kref		ref;
 	u32			id;
@@ -457,6 +475,7 @@ struct sdr_flow {
 	u64			peer_token;	/* goes in every packet we send */
 	union ib_gid		peer_gid;
 	u64			token;		/* every packet to us must carry it */
+	struct sdr_auth		auth;
 
 	/* shared regions (sdr_vmalloc_user), charged to acct */
 	struct sdr_acct		*acct;		/* NULL until charged */
@@ -569,8 +588,20 @@ void sdr_flow_destroy_all(struct sdr_ctx *ctx);
 void sdr_dev_fail_flows(struct sdr_dev *sdev);
 int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 		       size_t *size, bool *writable);
+/* sdr_auth.c */
+extern bool sdr_auth_required;
+int sdr_auth_param_alg(void);
+int sdr_auth_init(struct sdr_auth *a, u32 alg);
+void sdr_auth_fill_ep(const struct sdr_auth *a, struct sdr_ep_auth *ep);
+int sdr_auth_connect(struct sdr_auth *a, const struct sdr_ep_auth *peer);
+void sdr_auth_free(struct sdr_auth *a);
+int sdr_auth_sign(struct sdr_auth *a, u8 *hdr, const void *payload, u32 len);
+bool sdr_auth_verify(const struct sdr_auth *a, const u8 *hdr,
+		     const struct sdr_pkt *pkt);
+const char *sdr_auth_name(u32 alg);
+
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
-		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
+		 const struct sdr_pkt *pkt, const u8 *hdr, u32 src_qp,
 		 const union ib_gid *sgid);
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m);

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 
@@ -49,6 +50,8 @@ struct sdr_dev *sdr_dev_alloc(struct ib_device *ibdev, u32 port)
 	sdev->ibdev = ibdev;
 	sdev->port = port;
 	strscpy(sdev->name, dev_name(&ibdev->dev), sizeof(sdev->name));
+	/* random, so a sender must have seen ours; the top bit is privileged */
+	sdev->qkey = get_random_u32() & ~SDR_QKEY_CONTROLLED;
 	init_rwsem(&sdev->rwsem);
 	spin_lock_init(&sdev->tx_lock);
 	spin_lock_init(&sdev->stats_lock);

@@ -71,6 +71,7 @@ static void sdr_flow_free_work(struct work_struct *work)
 			ops->flow_free(flow);
 	kfree(flow->slots);
 	kfree(flow->ps);
+	sdr_auth_free(&flow->auth);
 	for (i = 0; i + 1 < flow->nrails; i++) {
 		WARN_ON_ONCE(flow->rails[i]->ah);
 		sdr_dev_put(flow->rails[i]->sdev);
@@ -239,6 +240,13 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 		arg->paths = 1;
 	if (arg->paths > sdev->nr_paths)
 		return -EINVAL;
+	if (arg->auth == SDR_AUTH_DEFAULT)
+		arg->auth = sdr_auth_param_alg();
+	if (arg->auth >= SDR_AUTH_NR)
+		return -EINVAL;
+	if (arg->auth == SDR_AUTH_OFF && READ_ONCE(sdr_auth_required) &&
+	    !capable(CAP_NET_ADMIN))
+		return -EPERM;
 	arg->payload = payload;
 	*ppc = arg->chunk_size / payload;
 	return 0;
@@ -336,6 +344,9 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ret = sdr_flow_engine_init(flow);
 	if (ret)
 		goto err_put;
+	ret = sdr_auth_init(&flow->auth, arg->auth);
+	if (ret)
+		goto err_put;
 	sdr_auto_init(&flow->au);
 	ret = sdr_flow_ready_id(flow, arg->policy);
 	if (ret)
@@ -360,6 +371,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	/* The endpoint blob is the caller's only: nothing reads it back. */
 	sdr_flow_fill_ep(flow, sdev, &gid, id, &arg->ep);
 	sdr_flow_fill_paths(flow, sdev, 0, flow->paths, &arg->ep_paths);
+	sdr_auth_fill_ep(&flow->auth, &arg->ep_auth);
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -495,6 +507,10 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 			return ret;
 	}
 	ret = sdr_flow_rails_check(flow, p);
+	if (ret)
+		return ret;
+	/* keys what we send: nothing is sent before the state below */
+	ret = sdr_auth_connect(&flow->auth, &arg->peer_auth);
 	if (ret)
 		return ret;
 	ah = sdr_dev_ah(sdev, flow, p->gid);
@@ -708,30 +724,46 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	return ops->rx_data(flow, idx, pkt, payload, q);
 }
 
+/*
+ * A decoded packet @pkt to @flow, its bytes at @hdr (header, then
+ * payload), from QP @src_qp at @sgid of device @sdev.
+ */
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
-		 const struct sdr_pkt *pkt, const u8 *payload, u32 src_qp,
+		 const struct sdr_pkt *pkt, const u8 *hdr, u32 src_qp,
 		 const union ib_gid *sgid)
 {
+	const u8 *payload = sdr_wire_payload(hdr);
 	const struct sdr_policy_ops *ops;
 	struct sdr_ctrlq q = { .n = 0 };
 	struct sdr_txq *txq;
 	bool kick = false;
 	int drop = 0;
 
-	spin_lock_bh(&flow->lock);
-	if (flow->dead) {
-		drop = SDR_DROP_NO_FLOW;
-		goto out_unlock;
-	}
-	/* nothing a packet says counts before it proves it is the peer's */
-	if (pkt->token != flow->token) {
+	/*
+	 * Nothing a packet says counts before it proves it is the peer's:
+	 * the token (fixed at create) turns blind forgeries away cheaply,
+	 * the tag (its key fixed at create) everything else.
+	 */
+	if (pkt->token != flow->token)
 		drop = SDR_DROP_TOKEN;
+	else if (flow->auth.alg != SDR_AUTH_OFF &&
+		 !sdr_auth_verify(&flow->auth, hdr, pkt))
+		drop = SDR_DROP_AUTH;
+
+	spin_lock_bh(&flow->lock);
+	if (flow->dead)
+		drop = SDR_DROP_NO_FLOW;
+	if (drop)
 		goto out_unlock;
-	}
 	txq = flow->state == SDR_FLOW_IDLE ? NULL :
 	      sdr_flow_from_peer(flow, sdev, src_qp, sgid);
 	if (!txq || pkt->src_flow != flow->peer_flow) {
 		drop = SDR_DROP_PEER;
+		goto out_unlock;
+	}
+	if (flow->auth.alg != SDR_AUTH_OFF &&
+	    sdr_replay_check(&flow->auth.replay, pkt->pn)) {
+		drop = SDR_DROP_REPLAY;
 		goto out_unlock;
 	}
 	txq->rx_packets++;
@@ -770,6 +802,9 @@ out_unlock:
 		flow->stats.drops[drop]++;
 	}
 	spin_unlock_bh(&flow->lock);
+	if (drop == SDR_DROP_AUTH || drop == SDR_DROP_REPLAY)
+		trace_sdr_auth_drop(flow->id, pkt->src_flow, pkt->pn,
+				    drop == SDR_DROP_REPLAY);
 	if (drop)
 		sdr_dev_drop(sdev, drop);
 	sdr_ctrlq_send(flow, &q);

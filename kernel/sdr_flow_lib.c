@@ -513,7 +513,7 @@ void sdr_flow_fill_ep(struct sdr_flow *flow, struct sdr_dev *sdev,
 	ep->abi = sdr_ep_put(SDR_ABI_VERSION);
 	memcpy(ep->gid, gid->raw, sizeof(ep->gid));
 	ep->qpn = sdr_ep_put(sdev->qp->qp_num);
-	ep->qkey = sdr_ep_put(SDR_QKEY);
+	ep->qkey = sdr_ep_put(sdev->qkey);
 	ep->flow_id = sdr_ep_put(id);
 	ep->policy = sdr_ep_put(flow->policy);
 	ep->payload = sdr_ep_put(flow->payload);

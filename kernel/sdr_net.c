@@ -150,7 +150,7 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		sdr_dev_drop(sdev, SDR_DROP_NO_FLOW);
 		goto repost;
 	}
-	sdr_flow_rx(sdev, flow, &pkt, sdr_wire_payload(buf), wc->src_qp,
+	sdr_flow_rx(sdev, flow, &pkt, buf, wc->src_qp,
 		    &sgid);
 	sdr_flow_put(flow);
 
@@ -383,10 +383,13 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 
 		tx = sdr_tx_claim(sdev, flow, txq, msg);
 		sdr_wire_encode(&pkt, tx->buf);
+		ret = sdr_auth_sign(&flow->auth, tx->buf, data,
+				    pkt.payload_len);
 		/* a rail's paths are at most its device's: checked at create */
-		ret = sdr_tx_post(tx, flow, dest.qp, dest.ah, dest.qpn,
-				  dest.qkey, SDR_WIRE_HDR_LEN, data,
-				  pkt.payload_len);
+		if (!ret)
+			ret = sdr_tx_post(tx, flow, dest.qp, dest.ah, dest.qpn,
+					  dest.qkey, SDR_WIRE_HDR_LEN, data,
+					  pkt.payload_len);
 		if (ret) {
 			pr_err_ratelimited("%s: flow %u: post send failed: %d\n",
 					   sdev->name, flow->id, ret);
@@ -430,8 +433,11 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	tx = sdr_tx_claim(sdev, flow, &flow->txq, NULL);
 	sdr_wire_encode(pkt, tx->buf);
 	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
-	ret = sdr_tx_post(tx, flow, 0, ah, qpn, qkey, SDR_WIRE_HDR_LEN + len,
-			  NULL, 0);
+	ret = sdr_auth_sign(&flow->auth, tx->buf, tx->buf + SDR_WIRE_HDR_LEN,
+			    len);
+	if (!ret)
+		ret = sdr_tx_post(tx, flow, 0, ah, qpn, qkey,
+				  SDR_WIRE_HDR_LEN + len, NULL, 0);
 	spin_unlock_bh(&sdev->tx_lock);
 	if (ret)
 		sdr_tx_release(tx);
@@ -645,7 +651,7 @@ static int sdr_qp_ready(struct sdr_dev *sdev, struct ib_qp *qp)
 		.qp_state	= IB_QPS_INIT,
 		.pkey_index	= 0,
 		.port_num	= sdev->port,
-		.qkey		= SDR_QKEY,
+		.qkey		= sdev->qkey,
 	};
 	int ret;
 

@@ -71,6 +71,16 @@ static ssize_t mtu_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(mtu);
 
+/* The random Q_Key of the device's QPs: root's, like a flow's peer. */
+static ssize_t qkey_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	struct sdr_dev *sdev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%#x\n", sdev->qkey);
+}
+static DEVICE_ATTR(qkey, 0400, qkey_show, NULL);
+
 static ssize_t nr_flows_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
@@ -155,6 +165,7 @@ static struct attribute *sdr_dev_attrs[] = {
 	&dev_attr_gid.attr,
 	&dev_attr_gid_index.attr,
 	&dev_attr_mtu.attr,
+	&dev_attr_qkey.attr,
 	NULL,
 };
 
@@ -408,6 +419,15 @@ static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute sdr_fa_state = __ATTR_RO(state);
 
+/* Packet authentication: off or the MAC (fixed at create). */
+static ssize_t auth_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  sdr_auth_name(sdr_kobj_flow(kobj)->auth.alg));
+}
+static struct kobj_attribute sdr_fa_auth = __ATTR_RO(auth);
+
 static ssize_t peer_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
@@ -433,6 +453,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_ec_geometry.attr,
 	&sdr_fa_policies.attr,
 	&sdr_fa_state.attr,
+	&sdr_fa_auth.attr,
 	&sdr_fa_peer.attr,
 	&sdr_fa_mtu.attr.attr,
 	&sdr_fa_payload.attr.attr,
@@ -493,7 +514,7 @@ static const int sdr_flow_drop_reasons[] = {
 	SDR_DROP_FLAGS, SDR_DROP_POLICY, SDR_DROP_ACK, SDR_DROP_NO_FLOW,
 	SDR_DROP_PEER, SDR_DROP_STALE, SDR_DROP_NO_RECV, SDR_DROP_GEOMETRY,
 	SDR_DROP_DUP, SDR_DROP_MSGLEN, SDR_DROP_EC, SDR_DROP_NOMEM,
-	SDR_DROP_TOKEN, SDR_DROP_ACK_CLAIM,
+	SDR_DROP_TOKEN, SDR_DROP_ACK_CLAIM, SDR_DROP_AUTH, SDR_DROP_REPLAY,
 };
 
 struct sdr_flow_drop_attr {

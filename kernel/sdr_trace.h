@@ -135,6 +135,32 @@ TRACE_EVENT(sdr_ack_rejected,
 		  __entry->flags)
 );
 
+/*
+ * A packet to an authenticated flow was dropped: its tag was wrong
+ * (bad_tag: forged or damaged), or its packet number was seen already or
+ * is older than the replay window (replay).  @src_flow and @pn are what
+ * the packet claims.
+ */
+TRACE_EVENT(sdr_auth_drop,
+	TP_PROTO(u32 flow, u32 src_flow, u64 pn, bool replay),
+	TP_ARGS(flow, src_flow, pn, replay),
+	TP_STRUCT__entry(
+		__field(u32, flow)
+		__field(u32, src_flow)
+		__field(u64, pn)
+		__field(bool, replay)
+	),
+	TP_fast_assign(
+		__entry->flow = flow;
+		__entry->src_flow = src_flow;
+		__entry->pn = pn;
+		__entry->replay = replay;
+	),
+	TP_printk("flow=%u src_flow=%u pn=%llu %s", __entry->flow,
+		  __entry->src_flow, __entry->pn,
+		  __entry->replay ? "replay" : "bad_tag")
+);
+
 /* A flow changed state (idle, connected, closed, failed). */
 TRACE_EVENT(sdr_flow_state,
 	TP_PROTO(u32 flow, u32 old_state, u32 new_state),

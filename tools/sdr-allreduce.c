@@ -74,8 +74,8 @@ struct opts {
 struct shm {
 	unsigned int count, gen;	/* the barrier */
 	int abort;
-	struct sdr_endpoint next_ep[MAX_RANKS];	/* rank r's flow to r + 1 */
-	struct sdr_endpoint prev_ep[MAX_RANKS];	/* rank r's flow from r - 1 */
+	struct sdr_flow_peer next_ep[MAX_RANKS];	/* rank r's flow to r + 1 */
+	struct sdr_flow_peer prev_ep[MAX_RANKS];	/* rank r's flow from r - 1 */
 	int rank_err[MAX_RANKS];	/* 0, or what failed (a line of text) */
 	char why[MAX_RANKS][160];
 	uint64_t wrong[MAX_RUNS][MAX_RANKS];	/* wrong floats */
@@ -307,12 +307,12 @@ static void run_sdr(int r, int run, uint32_t policy, bool groups)
 	if (!fnext || !fprev)
 		fail(r, "flow create (%s): %s", sdr_policy_str(policy),
 		     strerror(errno));
-	sdr_flow_endpoint(fnext, &sh->next_ep[r]);
-	sdr_flow_endpoint(fprev, &sh->prev_ep[r]);
+	sdr_flow_peer_info(fnext, &sh->next_ep[r]);
+	sdr_flow_peer_info(fprev, &sh->prev_ep[r]);
 	barrier(r);
-	ret = sdr_flow_connect(fnext, &sh->prev_ep[(r + 1) % n]);
+	ret = sdr_flow_connect_peer(fnext, &sh->prev_ep[(r + 1) % n]);
 	if (!ret)
-		ret = sdr_flow_connect(fprev, &sh->next_ep[(r + n - 1) % n]);
+		ret = sdr_flow_connect_peer(fprev, &sh->next_ep[(r + n - 1) % n]);
 	if (ret)
 		fail(r, "connect: %s", strerror(-ret));
 	barrier(r);

@@ -37,7 +37,8 @@
 #define STALL_US	(60 * 1000000LL)	/* any side: no progress at all */
 #define CTL_TIMEOUT_MS	30000
 #define PERF_MAGIC	0x46524453u		/* "SDRF" */
-#define PERF_VERSION	4	/* 2: struct result has spurious; 3: paths; 4: rails */
+#define PERF_VERSION	5	/* 2: struct result has spurious; 3: paths; 4: rails;
+				 * 5: auth */
 #define MB		1048576.0		/* MB/s as perftest reports it */
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_VERIFY = 3 };
@@ -56,6 +57,7 @@ struct opts {
 	uint32_t ec_k, ec_m;	/* 0: the kernel's default */
 	uint32_t paths;		/* 0: one (per rail) */
 	uint32_t nrails;	/* devices in --rails, 0: none given */
+	uint32_t auth;		/* SDR_AUTH_*: 0 the kernel's default */
 	char rails[SDR_RAILS_MAX][SDR_DEVNAME_LEN];	/* [0] is dev */
 	bool verify;
 	bool json;
@@ -68,15 +70,14 @@ struct hello {
 	int32_t status;		/* -errno of the sender's flow creation, or 0 */
 	uint32_t policy, chunk, inflight, mtu, verify;
 	uint64_t size, count;
-	uint32_t duration_s, paths, nrails;
+	uint32_t duration_s, paths, nrails, auth;
 };
 
 /* Round 2: the endpoint, after both know the parameters. */
 struct hello2 {
 	int32_t status;
 	uint32_t pad;
-	struct sdr_endpoint ep;
-	struct sdr_ep_paths paths;	/* the QPNs it sends from */
+	struct sdr_flow_peer peer;	/* endpoint, QPNs it sends from, auth */
 	struct sdr_rail_ep rails[SDR_RAILS_MAX - 1];	/* rails 1.. */
 };
 
@@ -354,12 +355,14 @@ static void usage(FILE *f)
 "                         is the flow's own, instead of -d; the peer names\n"
 "                         as many of its own)\n"
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
+"      --auth=on|off      authenticated packets (default: the kernel's,\n"
+"                         normally on); off only for a trusted fabric\n"
 "      --verify           fill and check every byte (exit 3 on a mismatch)\n"
 "      --json             one JSON object on the last line of stdout\n"
 "  -q, --quiet            no progress line\n"
 "  -h, --help\n"
 "Client-side parameters win: the server takes size, count, policy, chunk,\n"
-"max-msgs, mtu, paths and verify from the client; EC geometry is the sender's.\n",
+"max-msgs, mtu, paths, auth and verify from the client; EC geometry is the sender's.\n",
 		DEFAULT_PORT, pols, DEFAULT_INFLIGHT);
 }
 
@@ -421,7 +424,7 @@ static void parse_rails(const char *arg, struct opts *o)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS };
+	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS, O_AUTH };
 	static const struct option lo[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
@@ -437,6 +440,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "paths", required_argument, NULL, O_PATHS },
 		{ "rails", required_argument, NULL, O_RAILS },
 		{ "verify", no_argument, NULL, O_VERIFY },
+		{ "auth", required_argument, NULL, O_AUTH },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -512,6 +516,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_RAILS:
 			parse_rails(optarg, o);
 			break;
+		case O_AUTH:
+			if (!strcmp(optarg, "on"))
+				o->auth = SDR_AUTH_VMAC64;
+			else if (!strcmp(optarg, "off"))
+				o->auth = SDR_AUTH_OFF;
+			else if (!strcmp(optarg, "vmac64"))
+				o->auth = SDR_AUTH_VMAC64;
+			else
+				die(EXIT_USAGE, "--auth must be on, off or vmac64");
+			break;
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
@@ -544,7 +558,7 @@ static struct sdr_flow *make_flow(struct sdr_ctx *ctx, const struct opts *o,
 		.policy = o->policy, .mtu = o->mtu, .chunk_size = o->chunk,
 		.max_msg_size = (uint32_t)o->size, .max_msgs = o->inflight,
 		.ec_k = (uint8_t)o->ec_k, .ec_m = (uint8_t)o->ec_m,
-		.paths = (uint8_t)o->paths,
+		.paths = (uint8_t)o->paths, .auth = (uint8_t)o->auth,
 	};
 	struct sdr_flow *f = sdr_flow_create(ctx, &fa);
 
@@ -1012,6 +1026,7 @@ static void report(struct run *r)
 		       r->fp.chunk_size / r->fp.payload);
 		printf(" Max in flight   : %u messages\n", r->fp.max_msgs);
 		printf(" Verify          : %s\n", o->verify ? "on" : "off");
+		printf(" Authentication  : %s\n", sdr_auth_str(sdr_flow_auth(r->flow)));
 		printf(" Completion time : %s\n", client ?
 		       "send post -> send completion (sender)" :
 		       "receive post -> receive completion (receiver)");
@@ -1046,6 +1061,7 @@ static void report(struct run *r)
 	}
 	if (o->json) {
 		printf("{\"role\":\"%s\",\"device\":\"%s\",\"policy\":\"%s\","
+		       "\"auth\":\"%s\","
 		       "\"msg_bytes\":%" PRIu64 ",\"messages\":%" PRIu64
 		       ",\"seconds\":%.6f,\"goodput_MBps\":%.3f,"
 		       "\"completion_us\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64
@@ -1061,7 +1077,7 @@ static void report(struct run *r)
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"payload\":%u,\"max_msgs\":%u,\"ec_k\":%u,\"ec_m\":%u"
 		       ",\"peer_results\":%s,\"auto_choice\":\"%s\"",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
-		       o->size, messages, secs, mbps, r->me.p50, r->me.p99,
+		       sdr_auth_str(sdr_flow_auth(r->flow)), o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
 		       missing, retx, spurious, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
@@ -1116,6 +1132,7 @@ int main(int argc, char **argv)
 	mine.duration_s = r.o.duration_s;
 	mine.paths = r.o.paths;
 	mine.nrails = r.o.nrails;
+	mine.auth = r.o.auth;
 	if (!client && !r.o.quiet)
 		fprintf(stderr, "sdr_perf: waiting for a client on port %u\n", r.o.port);
 	ret = sdr_exchange_tcp(r.o.server, r.o.port, &mine, &theirs, sizeof(mine),
@@ -1139,6 +1156,7 @@ int main(int argc, char **argv)
 		r.o.count = theirs.count;
 		r.o.duration_s = theirs.duration_s;
 		r.o.paths = theirs.paths;
+		r.o.auth = theirs.auth;
 		r.flow = make_flow(r.ctx, &r.o, &err);
 	}
 	if (theirs.nrails != r.o.nrails)
@@ -1148,10 +1166,8 @@ int main(int argc, char **argv)
 	/* Round 2: endpoints. */
 	memset(&m2, 0, sizeof(m2));
 	m2.status = err;
-	if (r.flow) {
-		sdr_flow_endpoint(r.flow, &m2.ep);
-		sdr_flow_paths(r.flow, &m2.paths);
-	}
+	if (r.flow)
+		sdr_flow_peer_info(r.flow, &m2.peer);
 	for (i = 1; r.flow && !err && i < r.o.nrails; i++) {
 		ret = sdr_flow_rail_add(r.flow, r.o.rails[i], r.o.paths,
 					&m2.rails[i - 1]);
@@ -1191,7 +1207,7 @@ int main(int argc, char **argv)
 			die(EXIT_ERR, "connect rail %s: %s", r.o.rails[i],
 			    strerror(-ret));
 	}
-	ret = sdr_flow_connect_paths(r.flow, &t2.ep, &t2.paths);
+	ret = sdr_flow_connect_peer(r.flow, &t2.peer);
 	if (ret)
 		die(EXIT_ERR, "connect: %s", strerror(-ret));
 	sdr_flow_props(r.flow, &r.fp);

@@ -547,7 +547,7 @@ static int cmd_dev(int argc, char **argv)
 
 static const char *const flow_order[] = {
 	"owner_pid", "owner_uid", "policy", "policies", "ec_geometry", "state",
-	"peer", "mtu", "payload",
+	"auth", "peer", "mtu", "payload",
 	"chunk_size", "max_msg_size", "max_msgs", "sends_inflight",
 	"recvs_posted", "paths", NULL
 };

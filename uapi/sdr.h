@@ -67,7 +67,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		3
+#define SDR_ABI_VERSION		4
 #define SDR_IOC_MAGIC		0xD5
 
 /*
@@ -204,6 +204,36 @@ struct sdr_ep_paths {
 	__u32 qpn[SDR_PATHS_MAX];	/* qpn[0..n-1] */
 };
 
+/*
+ * Packet authentication (Documentation/protocol.rst, "Authentication").
+ * A flow that authenticates tags every packet it sends with a MAC keyed
+ * by its peer's receive key and numbers it for the peer's replay window;
+ * it drops packets to it whose tag is wrong (bad_tag) or whose number it
+ * saw already or is too old to tell (replay).  Its receive key is random,
+ * made at SDR_IOC_FLOW_CREATE, and given to the peer with the endpoint
+ * (struct sdr_ep_auth): keep it as secret as the fabric needs.
+ *   SDR_AUTH_DEFAULT  in only: the module parameter auth (vmac64 unless
+ *                     the administrator changed it)
+ *   SDR_AUTH_OFF      no tags: for trusted fabrics
+ *   SDR_AUTH_VMAC64   VMAC-64 with AES-128 (the kernel's vmac64(aes)),
+ *                     8-byte tag, the packet number as nonce
+ */
+#define SDR_AUTH_DEFAULT	0
+#define SDR_AUTH_OFF		1
+#define SDR_AUTH_VMAC64		2
+#define SDR_AUTH_NR		3
+/* their names, as sysfs (flows/<id>/auth, the module parameter auth) says */
+#define SDR_AUTH_NAMES		{ "default", "off", "vmac64" }
+
+#define SDR_AUTH_KEY_LEN	16
+
+/* Little-endian, like the endpoint. */
+struct sdr_ep_auth {
+	__u32 alg;		/* SDR_AUTH_OFF or SDR_AUTH_VMAC64 */
+	__u32 __reserved;	/* 0 */
+	__u8  key[SDR_AUTH_KEY_LEN];	/* VMAC64: the receive key; OFF: 0 */
+};
+
 struct sdr_endpoint {
 	__u32 magic;
 	__u32 abi;		/* SDR_ABI_VERSION */
@@ -241,14 +271,20 @@ struct sdr_endpoint {
  *      1..SDR_IOC_QUERY's paths_max (0: 1).  Policies SR, EC and
  *      ADAPTIVE (and AUTO's choices of them) use them all, watching each
  *      path's loss and round trip (Documentation/protocol.rst, "Paths");
- *      NONE sends on the first.
+ *      NONE sends on the first; auth (since struct version 4): packet
+ *      authentication, SDR_AUTH_* (a caller of an earlier version gets
+ *      SDR_AUTH_DEFAULT's, and its connect must then give the peer's
+ *      struct sdr_ep_auth with a version 3 connect).
  * out: flow_id, payload (message bytes per packet = mtu - header), the
- *      actual policy, chunk_size, mtu, ec_k and ec_m, paths, the endpoint
- *      and ep_paths to give the peer, and the layout of the three
- *      mappings.
- * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on)
- *      or chunk_size not a multiple of payload; EOPNOTSUPP a defined
- *      policy this kernel does not run; ENOSPC
+ *      actual policy, chunk_size, mtu, ec_k and ec_m, paths, auth, the
+ *      endpoint, ep_paths and ep_auth to give the peer, and the layout of
+ *      the three mappings.
+ * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on,
+ *      auth from SDR_AUTH_NR on) or chunk_size not a multiple of payload;
+ *      EPERM auth SDR_AUTH_OFF while the module parameter auth_required
+ *      is set and the caller lacks CAP_NET_ADMIN; EOPNOTSUPP a defined
+ *      policy this kernel does not run; ENOENT the kernel has no
+ *      vmac64(aes) transform (module vmac); ENOSPC
  *      the completion ring cannot hold 2 * max_msgs more completions
  *      (bind with more cq_entries); ENOMEM the regions could not be
  *      allocated (max_msgs * max_msg_size is limited by the module
@@ -290,10 +326,15 @@ struct sdr_flow_create {
 	__u32 paths;		/* in/out: QPs the flow sends over */
 	__u32 __reserved3;
 	struct sdr_ep_paths ep_paths;	/* out */
+	/* version 4 */
+	__u32 auth;		/* in/out: SDR_AUTH_* */
+	__u32 __reserved4;
+	struct sdr_ep_auth ep_auth;	/* out */
 };
 #define SDR_FLOW_CREATE_SIZE_V1	176
 #define SDR_FLOW_CREATE_SIZE_V2	184
 #define SDR_FLOW_CREATE_SIZE_V3	232
+#define SDR_FLOW_CREATE_SIZE_V4	264
 
 /*
  * The state of one receive slot, in the state area (read-only to the
@@ -328,8 +369,13 @@ struct sdr_recv_state {
  * peer_paths (since struct version 2): the QPNs the peer's packets come
  * from, its SDR_IOC_FLOW_CREATE ep_paths; n 0 (or version 1): only the
  * endpoint's qpn.  Else qpn[0] is the endpoint's, and every qpn is
- * nonzero, below 2^24 and different from the others.
- * errors: EISCONN already connected; EINVAL bad magic or ABI, payload,
+ * nonzero, below 2^24 and different from the others.  peer_auth (since
+ * struct version 3): the peer's SDR_IOC_FLOW_CREATE ep_auth; its alg must
+ * be this flow's auth (a version 2 caller's, all zero, is taken as
+ * SDR_AUTH_OFF).
+ * errors: EISCONN already connected; EPROTO the peer's authentication is
+ *      not this flow's (alg differs, a key for OFF, or an all-zero key, or
+ *      reserved bits set); EINVAL bad magic or ABI, payload,
  *      chunk_size, max_msg_size or max_msgs differ from this flow's, a
  *      zero or out-of-range flow id or QPN; EHOSTUNREACH the address
  *      handle for the peer's GID cannot be created (no route).  A peer
@@ -345,9 +391,12 @@ struct sdr_flow_connect {
 	struct sdr_endpoint peer;
 	/* version 2 */
 	struct sdr_ep_paths peer_paths;
+	/* version 3 */
+	struct sdr_ep_auth peer_auth;
 };
 #define SDR_FLOW_CONNECT_SIZE_V1	88
 #define SDR_FLOW_CONNECT_SIZE_V2	128
+#define SDR_FLOW_CONNECT_SIZE_V3	152
 
 /*
  * SDR_IOC_FLOW_DESTROY - destroy a flow: outstanding sends and receives
@@ -543,7 +592,7 @@ struct sdr_flow_modify {
  *      __reserved is zero in and out.
  * errors: only the common ones.
  */
-#define SDR_FEATURE_AUTH	(1ULL << 0)	/* authenticated packets (not yet: 0) */
+#define SDR_FEATURE_AUTH	(1ULL << 0)	/* authenticated packets: SDR_AUTH_* */
 #define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several QPs (paths) */
 #define SDR_FEATURE_RAILS	(1ULL << 2)	/* a flow over several devices */
 #define SDR_FEATURE_GROUPS	(1ULL << 3)	/* groups: SDR_IOC_GROUP */

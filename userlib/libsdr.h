@@ -88,7 +88,9 @@ struct sdr_flow_attr {
 	/* paths (since 1.3): QPs of the device the flow's packets spread
 	 * over, 1..sdr_caps.paths_max; 0: 1 */
 	uint8_t paths;
-	uint8_t reserved;	/* must be 0 */
+	/* packet authentication (since 1.7): SDR_AUTH_*; 0: the module's
+	 * default (vmac64 unless the administrator changed it) */
+	uint8_t auth;
 };
 
 /* The flow's geometry, as the kernel chose it. */
@@ -114,7 +116,28 @@ int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
 /* EC geometry of EC messages posted from now on (since 1.2); the
  * current one is in sdr_flow_info()'s ec_k and ec_m. */
 int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m);
-/* The endpoint blob to give the peer: sizeof(struct sdr_endpoint) bytes. */
+/*
+ * Everything the peer needs to connect (since 1.7), to give it as bytes:
+ * the endpoint, the QPNs the flow sends from and its authentication
+ * (algorithm and receive key: as secret as the fabric needs).  The peer
+ * connects with sdr_flow_connect_peer().
+ */
+struct sdr_flow_peer {
+	struct sdr_endpoint ep;
+	struct sdr_ep_paths paths;
+	struct sdr_ep_auth auth;
+};
+int sdr_flow_peer_info(const struct sdr_flow *flow, struct sdr_flow_peer *out);
+int sdr_flow_connect_peer(struct sdr_flow *flow,
+			  const struct sdr_flow_peer *peer);
+/* The authentication the flow runs (since 1.7): SDR_AUTH_OFF or a MAC. */
+uint32_t sdr_flow_auth(const struct sdr_flow *flow);
+
+/*
+ * The endpoint blob alone: sizeof(struct sdr_endpoint) bytes.  A connect
+ * with it and no more (sdr_flow_connect(), sdr_flow_connect_paths())
+ * works only between flows created with auth SDR_AUTH_OFF; else -EPROTO.
+ */
 int sdr_flow_endpoint(const struct sdr_flow *flow, struct sdr_endpoint *ep);
 int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer);
 /*
@@ -291,6 +314,8 @@ void sdr_cm_destroy(struct sdr_cm *cm);
 /* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */
 const char *sdr_status_str(uint32_t status);
 const char *sdr_policy_str(uint32_t policy);
+/* SDR_AUTH_* (since 1.7): "off", "vmac64" ("default" for 0) */
+const char *sdr_auth_str(uint32_t auth);
 /*
  * Parse a policy name of uapi/sdr.h (SDR_POLICY_NAMES: "none", "sr",
  * "ec", "adaptive", "auto") or a number; -EINVAL if neither.  Whether the

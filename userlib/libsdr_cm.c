@@ -26,18 +26,22 @@
 #include "libsdr_sys.h"
 
 #define CM_MAGIC	0x43524453u	/* "SDRC" */
-#define CM_VERSION	1u
+#define CM_VERSION	2u
 
 /*
- * The private data each side sends: 124 bytes, under the 136 a SIDR
- * reply carries (and the 180 rdma_cm leaves of a SIDR request).  Host
- * byte order, as struct sdr_endpoint is: the kernel checks the endpoint.
+ * The private data each side sends: 132 bytes, under the 136 a SIDR
+ * reply carries (and the 180 rdma_cm leaves of a SIDR request): the
+ * endpoint, the authentication and the paths, whose QPNs (below 2^24)
+ * go in 3 bytes each, the first being the endpoint's.  Host byte order,
+ * as struct sdr_endpoint is: the kernel checks the endpoint.
  */
 struct cm_blob {
 	uint32_t magic;
 	uint32_t version;
 	struct sdr_endpoint ep;
-	struct sdr_ep_paths paths;
+	struct sdr_ep_auth auth;
+	uint8_t npaths;
+	uint8_t qpn[SDR_PATHS_MAX - 1][3];	/* paths 1..npaths-1 */
 };
 
 _Static_assert(sizeof(struct cm_blob) <= 136, "a SIDR reply's private data");
@@ -328,19 +332,51 @@ static int cm_flow_blob(const struct sdr_cm *cm, const struct sdr_flow *flow,
 			struct cm_blob *b)
 {
 	struct sdr_ctx_info info;
+	struct sdr_flow_peer peer;
 	int ret = sdr_ctx_query(sdr_flow_ctx(flow), &info);
+	uint32_t i;
 
 	if (ret)
 		return ret;
 	if (strncmp(info.ibdev, cm->dev, sizeof(info.ibdev)))
 		return -EXDEV;
+	ret = sdr_flow_peer_info(flow, &peer);
+	if (ret)
+		return ret;
+	if (peer.paths.n < 1 || peer.paths.n > SDR_PATHS_MAX)
+		return -EINVAL;
 	memset(b, 0, sizeof(*b));
 	b->magic = CM_MAGIC;
 	b->version = CM_VERSION;
-	ret = sdr_flow_endpoint(flow, &b->ep);
-	if (!ret)
-		ret = sdr_flow_paths(flow, &b->paths);
-	return ret;
+	b->ep = peer.ep;
+	b->auth = peer.auth;
+	b->npaths = (uint8_t)peer.paths.n;
+	for (i = 1; i < peer.paths.n; i++) {
+		b->qpn[i - 1][0] = (uint8_t)peer.paths.qpn[i];
+		b->qpn[i - 1][1] = (uint8_t)(peer.paths.qpn[i] >> 8);
+		b->qpn[i - 1][2] = (uint8_t)(peer.paths.qpn[i] >> 16);
+	}
+	return 0;
+}
+
+/* Connect @flow to the peer of blob @b (its magic and version checked). */
+static int cm_connect_blob(struct sdr_flow *flow, const struct cm_blob *b)
+{
+	struct sdr_flow_peer peer;
+	uint32_t i;
+
+	if (b->npaths < 1 || b->npaths > SDR_PATHS_MAX)
+		return -EPROTO;
+	memset(&peer, 0, sizeof(peer));
+	peer.ep = b->ep;
+	peer.auth = b->auth;
+	peer.paths.n = b->npaths;
+	peer.paths.qpn[0] = b->ep.qpn;
+	for (i = 1; i < b->npaths; i++)
+		peer.paths.qpn[i] = b->qpn[i - 1][0] |
+				    (uint32_t)b->qpn[i - 1][1] << 8 |
+				    (uint32_t)b->qpn[i - 1][2] << 16;
+	return sdr_flow_connect_peer(flow, &peer);
 }
 
 int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
@@ -373,7 +409,7 @@ int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
 	rdma_ack_cm_event(ev);
 	if (theirs.magic != CM_MAGIC || theirs.version != CM_VERSION)
 		return -EPROTO;
-	return sdr_flow_connect_paths(flow, &theirs.ep, &theirs.paths);
+	return cm_connect_blob(flow, &theirs);
 }
 
 int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
@@ -386,8 +422,7 @@ int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
 		return -EINVAL;
 	ret = cm_flow_blob(req, flow, &mine);
 	if (!ret)
-		ret = sdr_flow_connect_paths(flow, &req->peer.ep,
-					     &req->peer.paths);
+		ret = cm_connect_blob(flow, &req->peer);
 	if (ret) {
 		sdr_cm_reject(req);
 		return ret;

@@ -71,7 +71,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	uint32_t i;
 	int ret;
 
-	if (!ctx || !attr || attr->reserved) {
+	if (!ctx || !attr) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -85,6 +85,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	c.ec_k = attr->ec_k;
 	c.ec_m = attr->ec_m;
 	c.paths = attr->paths;
+	c.auth = attr->auth;
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -107,6 +108,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	f->props.slot_stride = c.slot_stride;
 	f->ep = c.ep;
 	f->paths = c.ep_paths;
+	f->auth = c.ep_auth;
 	f->state_stride = c.state_stride;
 	f->chunk_bitmap = c.chunk_bitmap;
 	f->pkt_bitmap = c.pkt_bitmap;
@@ -270,9 +272,9 @@ int sdr_flow_paths(const struct sdr_flow *flow, struct sdr_ep_paths *paths)
 	return 0;
 }
 
-int sdr_flow_connect_paths(struct sdr_flow *flow,
-			   const struct sdr_endpoint *peer,
-			   const struct sdr_ep_paths *peer_paths)
+static int flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer,
+			const struct sdr_ep_paths *peer_paths,
+			const struct sdr_ep_auth *peer_auth)
 {
 	struct sdr_flow_connect c;
 
@@ -284,7 +286,40 @@ int sdr_flow_connect_paths(struct sdr_flow *flow,
 	c.peer = *peer;
 	if (peer_paths)
 		c.peer_paths = *peer_paths;
+	if (peer_auth)
+		c.peer_auth = *peer_auth;
 	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+int sdr_flow_connect_paths(struct sdr_flow *flow,
+			   const struct sdr_endpoint *peer,
+			   const struct sdr_ep_paths *peer_paths)
+{
+	return flow_connect(flow, peer, peer_paths, NULL);
+}
+
+int sdr_flow_peer_info(const struct sdr_flow *flow, struct sdr_flow_peer *out)
+{
+	if (!flow || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->ep = flow->ep;
+	out->paths = flow->paths;
+	out->auth = flow->auth;
+	return 0;
+}
+
+int sdr_flow_connect_peer(struct sdr_flow *flow,
+			  const struct sdr_flow_peer *peer)
+{
+	if (!peer)
+		return -EINVAL;
+	return flow_connect(flow, &peer->ep, &peer->paths, &peer->auth);
+}
+
+uint32_t sdr_flow_auth(const struct sdr_flow *flow)
+{
+	return flow ? flow->auth.alg : 0;
 }
 
 int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer)

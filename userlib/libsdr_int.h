@@ -45,6 +45,7 @@ struct sdr_flow {
 	struct sdr_flow_props props;
 	struct sdr_endpoint ep;
 	struct sdr_ep_paths paths;
+	struct sdr_ep_auth auth;
 	uint8_t *recv_map;
 	size_t recv_size;
 	uint8_t *send_map;

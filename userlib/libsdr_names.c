@@ -34,6 +34,13 @@ const char *sdr_policy_str(uint32_t policy)
 	return "unknown";
 }
 
+static const char *const auth_names[SDR_AUTH_NR] = SDR_AUTH_NAMES;
+
+const char *sdr_auth_str(uint32_t auth)
+{
+	return auth < SDR_AUTH_NR ? auth_names[auth] : "unknown";
+}
+
 int sdr_policy_parse(const char *s, uint32_t *policy)
 {
 	uint32_t i;

@@ -23,6 +23,9 @@ SDR_ASSERT_OFFSET(struct sdr_wire_hdr, ts, 32);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, aux, 36);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_hi, 40);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_lo, 44);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, pn_hi, 48);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, pn_lo, 52);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, tag, SDR_WIRE_TAG_OFF);
 
 /* Names double as sysfs counter file names: keep them stable. */
 static const char * const sdr_drop_names[SDR_DROP_NR] = {
@@ -49,6 +52,8 @@ static const char * const sdr_drop_names[SDR_DROP_NR] = {
 	[SDR_DROP_NOMEM]	= "no_memory",
 	[SDR_DROP_TOKEN]	= "bad_token",
 	[SDR_DROP_ACK_CLAIM]	= "bad_claim",
+	[SDR_DROP_AUTH]		= "bad_tag",
+	[SDR_DROP_REPLAY]	= "replay",
 };
 
 /* Accepts a reason or its negation (as returned by the decoders). */
@@ -81,6 +86,9 @@ void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf)
 	h.aux = cpu_to_be32(pkt->aux);
 	h.token_hi = cpu_to_be32((u32)(pkt->token >> 32));
 	h.token_lo = cpu_to_be32((u32)pkt->token);
+	h.pn_hi = cpu_to_be32((u32)(pkt->pn >> 32));
+	h.pn_lo = cpu_to_be32((u32)pkt->pn);
+	sdr_wire_put_tag(h.tag, pkt->tag);
 	memcpy(buf, &h, sizeof(h));
 }
 
@@ -259,6 +267,8 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	pkt.ts = sdr_get_be32(p + 32);
 	pkt.aux = sdr_get_be32(p + 36);
 	pkt.token = (u64)sdr_get_be32(p + 40) << 32 | sdr_get_be32(p + 44);
+	pkt.pn = (u64)sdr_get_be32(p + 48) << 32 | sdr_get_be32(p + 52);
+	pkt.tag = sdr_wire_get_tag(p + SDR_WIRE_TAG_OFF);
 
 	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_TYPE_MAX)
 		return -SDR_DROP_TYPE;

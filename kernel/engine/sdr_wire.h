@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdr wire format: one 48-byte big-endian header in front of every UD
+ * sdr wire format: one 64-byte big-endian header in front of every UD
  * payload, plus the ACK/NACK body.  Documentation/protocol.rst is the
  * normative description; this header and sdr_wire.c implement it.
  */
@@ -10,8 +10,12 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	4
-#define SDR_WIRE_HDR_LEN	48
+#define SDR_WIRE_VERSION	5
+#define SDR_WIRE_HDR_LEN	64
+#define SDR_WIRE_PN_OFF		48
+/* the tag covers the header before it and the payload */
+#define SDR_WIRE_TAG_OFF	56
+#define SDR_WIRE_TAG_LEN	8
 
 /* packet types */
 enum sdr_pkt_type {
@@ -94,6 +98,9 @@ struct sdr_wire_hdr {
 	__be32	aux;		/* 36: policy specific, 0 when unused */
 	__be32	token_hi;	/* 40: the receiving flow's token ... */
 	__be32	token_lo;	/* 44: ... from its endpoint (connect) */
+	__be32	pn_hi;		/* 48: the sender's packet number (auth) ... */
+	__be32	pn_lo;		/* 52: ... its nonce and replay-window index */
+	u8	tag[SDR_WIRE_TAG_LEN];	/* 56: MAC of bytes 0..55 and payload */
 };
 
 /* Decoded header, host byte order. */
@@ -111,6 +118,8 @@ struct sdr_pkt {
 	u32	ts;
 	u32	aux;
 	u64	token;		/* the receiving flow's, see sdr_wire_hdr */
+	u64	pn;		/* packet number: 0 on unauthenticated flows */
+	u64	tag;		/* the tag bytes, big-endian */
 };
 
 /*
@@ -143,6 +152,8 @@ enum sdr_drop_reason {
 	SDR_DROP_NOMEM,		/* no memory to keep a parity packet */
 	SDR_DROP_TOKEN,		/* token is not the flow's: blind forgery */
 	SDR_DROP_ACK_CLAIM,	/* a claim no true peer could make */
+	SDR_DROP_AUTH,		/* tag wrong, or missing on a flow with auth */
+	SDR_DROP_REPLAY,	/* packet number seen, or older than the window */
 	SDR_DROP_NR
 };
 
@@ -151,6 +162,25 @@ const char *sdr_drop_reason_name(int reason);
 void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf);
 int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out);
 int sdr_wire_check_geometry(const struct sdr_pkt *pkt, u32 pay, u32 max_msg);
+
+/* The tag field's bytes as one number, and back (big-endian). */
+static inline u64 sdr_wire_get_tag(const u8 *p)
+{
+	u64 v = 0;
+	int i;
+
+	for (i = 0; i < SDR_WIRE_TAG_LEN; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline void sdr_wire_put_tag(u8 *p, u64 v)
+{
+	int i;
+
+	for (i = SDR_WIRE_TAG_LEN - 1; i >= 0; i--, v >>= 8)
+		p[i] = (u8)v;
+}
 
 /* Payload of a decoded packet: it always follows the header directly. */
 static inline const void *sdr_wire_payload(const void *buf)

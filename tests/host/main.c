@@ -24,6 +24,7 @@ int main(int argc, char **argv)
 	test_rtt();
 	test_path();
 	test_credit();
+	test_replay();
 	test_sr();
 	test_adaptive();
 	test_auto();

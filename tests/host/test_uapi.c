@@ -72,11 +72,34 @@ static void test_uapi_size_v3(void)
 	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V3, 232);
 	CHECK_EQ(offsetof(struct sdr_flow_create, paths), SDR_FLOW_CREATE_SIZE_V2);
 	CHECK_EQ(offsetof(struct sdr_flow_create, ep_paths), 192);
-	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V3);
+	CHECK_EQ(offsetofend(struct sdr_flow_create, ep_paths),
+		 SDR_FLOW_CREATE_SIZE_V3);
 	CHECK_EQ(SDR_FLOW_CONNECT_SIZE_V2, 128);
 	CHECK_EQ(offsetof(struct sdr_flow_connect, peer_paths),
 		 SDR_FLOW_CONNECT_SIZE_V1);
-	CHECK_EQ(sizeof(struct sdr_flow_connect), SDR_FLOW_CONNECT_SIZE_V2);
+	CHECK_EQ(offsetofend(struct sdr_flow_connect, peer_paths),
+		 SDR_FLOW_CONNECT_SIZE_V2);
+}
+
+/* Version 4 of flow create, 3 of connect: authentication, after the rest. */
+static void test_uapi_size_auth(void)
+{
+	CHECK_EQ(SDR_ABI_VERSION, 4);
+	CHECK_EQ(SDR_AUTH_DEFAULT, 0);
+	CHECK_EQ(SDR_AUTH_OFF, 1);
+	CHECK_EQ(SDR_AUTH_VMAC64, 2);
+	CHECK_EQ(SDR_AUTH_KEY_LEN, 16);
+	CHECK_EQ(sizeof(struct sdr_ep_auth), 24);
+	CHECK_EQ(offsetof(struct sdr_ep_auth, key), 8);
+	CHECK_EQ(offsetof(struct sdr_flow_create, auth), SDR_FLOW_CREATE_SIZE_V3);
+	CHECK_EQ(offsetof(struct sdr_flow_create, ep_auth), 240);
+	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V4);
+	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V4, 264);
+	CHECK_EQ(offsetof(struct sdr_flow_connect, peer_auth),
+		 SDR_FLOW_CONNECT_SIZE_V2);
+	CHECK_EQ(sizeof(struct sdr_flow_connect), SDR_FLOW_CONNECT_SIZE_V3);
+	CHECK_EQ(SDR_FLOW_CONNECT_SIZE_V3, 152);
+	CHECK_EQ(SDR_FEATURE_AUTH, 1ULL << 0);
 }
 
 static void test_uapi_rail_layout(void)
@@ -164,6 +187,7 @@ void test_uapi(void)
 	TAP_RUN(test_uapi_size_v1);
 	TAP_RUN(test_uapi_size_v2);
 	TAP_RUN(test_uapi_size_v3);
+	TAP_RUN(test_uapi_size_auth);
 	TAP_RUN(test_uapi_rail_layout);
 	TAP_RUN(test_uapi_group_layout);
 	TAP_RUN(test_uapi_query_layout);

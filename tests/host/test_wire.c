@@ -27,7 +27,8 @@ static bool pkt_eq(const struct sdr_pkt *a, const struct sdr_pkt *b)
 	       a->dst_flow == b->dst_flow && a->src_flow == b->src_flow &&
 	       a->msg_seq == b->msg_seq && a->msg_len == b->msg_len &&
 	       a->offset == b->offset && a->imm == b->imm &&
-	       a->ts == b->ts && a->aux == b->aux && a->token == b->token;
+	       a->ts == b->ts && a->aux == b->aux && a->token == b->token &&
+	       a->pn == b->pn && a->tag == b->tag;
 }
 
 /* encode @p (with @plen payload bytes of room) and decode it back */
@@ -48,15 +49,20 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 4, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 5, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
 		0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0,
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x80, 0, 0, 0, 0, 0, 0, 0x2a,
+		0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8,
 	};
 
-	CHECK_EQ(sizeof(struct sdr_wire_hdr), 48);
+	p.pn = 0x800000000000002aULL;
+	p.tag = 0xa1a2a3a4a5a6a7a8ULL;
+	CHECK_EQ(sizeof(struct sdr_wire_hdr), 64);
+	CHECK_EQ(SDR_WIRE_TAG_OFF + SDR_WIRE_TAG_LEN, SDR_WIRE_HDR_LEN);
 	sdr_wire_encode(&p, buf);
 	CHECK(!memcmp(buf, want, sizeof(want)));
 }
@@ -209,7 +215,8 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 1), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 2), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 3), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 5), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 4), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 6), -SDR_DROP_VERSION);
 	/* LEN: payload longer than the buffer */
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 99, -1, 0), -SDR_DROP_LEN);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, -1, 0), 0);

@@ -41,7 +41,7 @@ FIXTURE_SETUP(pair)
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
 				    .max_msg_size = MAX_MSG, .max_msgs = 4 };
 	const char *pol = getenv("SDR_TEST_POLICY");
-	struct sdr_endpoint es, er;
+	struct sdr_flow_peer es, er;
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing: sdr.ko not loaded");
@@ -62,10 +62,10 @@ FIXTURE_SETUP(pair)
 	ASSERT_TRUE(self->fs);
 	self->fr = sdr_flow_create(self->cr, &fa);
 	ASSERT_TRUE(self->fr);
-	ASSERT_EQ(sdr_flow_endpoint(self->fs, &es), 0);
-	ASSERT_EQ(sdr_flow_endpoint(self->fr, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(self->fs, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(self->fr, &es), 0);
+	ASSERT_EQ(sdr_flow_peer_info(self->fs, &es), 0);
+	ASSERT_EQ(sdr_flow_peer_info(self->fr, &er), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(self->fs, &er), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(self->fr, &es), 0);
 	ASSERT_EQ(sdr_flow_props(self->fs, &self->ps), 0);
 	self->nmsgs = fa.max_msgs;
 	self->scratch = malloc(MAX_MSG);

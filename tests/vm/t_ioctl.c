@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "util.h"
@@ -381,8 +382,8 @@ TEST(query_unbound_and_bound)
 	EXPECT_EQ(q.policies, (1ULL << SDR_POLICY_NONE) | (1ULL << SDR_POLICY_SR) |
 			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE) |
 			      (1ULL << SDR_POLICY_AUTO));
-	EXPECT_EQ(q.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
-			      SDR_FEATURE_GROUPS);
+	EXPECT_EQ(q.features, SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
+			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS);
 	/* the module parameter dev_paths, 4 unless changed */
 	EXPECT_EQ(q.paths_max, sysfs_u64_or("/sys/module/sdr/parameters/dev_paths", 0));
 	EXPECT_EQ(q.__reserved0, 0);
@@ -969,6 +970,136 @@ TEST_F(env, connect_errors)
 	/* Another flow of ours is not affected. */
 	ASSERT_ERRNO(raw_flow_create(self->fa, MSG, NMSGS, &x), 0);
 	EXPECT_ERRNO(raw_connect(self->fa, x.flow_id, &b.ep), 0);
+}
+
+/* SDR_IOC_FLOW_CONNECT with the peer's auth (NULL: none, as version 2). */
+static int connect_auth(int fd, uint32_t id, const struct sdr_flow_create *peer,
+			const struct sdr_ep_auth *pa, uint32_t size)
+{
+	struct sdr_flow_connect c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = size;
+	c.flow_id = id;
+	c.peer = peer->ep;
+	if (pa)
+		c.peer_auth = *pa;
+	return ioctl(fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+static int auth_create(int fd, uint32_t auth, struct sdr_flow_create *c)
+{
+	flow_create_arg(c, SDR_POLICY_SR, MSG, NMSGS);
+	c->auth = auth;
+	return ioctl(fd, SDR_IOC_FLOW_CREATE, c);
+}
+
+#define AUTH_PARAM	"/sys/module/sdr/parameters/auth"
+#define AUTH_REQUIRED	"/sys/module/sdr/parameters/auth_required"
+
+/*
+ * Authentication at create and connect: the default is the module's
+ * (vmac64 unless changed), each flow's key random and its own; a peer's
+ * part that is not this flow's (alg, key, reserved) is EPROTO and leaves
+ * the flow idle; auth_required makes OFF EPERM without CAP_NET_ADMIN.
+ */
+TEST_F(env, auth_errors)
+{
+	static const uint8_t zero[SDR_AUTH_KEY_LEN];
+	struct sdr_flow_create a, b, off, off2;
+	struct sdr_ep_auth pa;
+	struct sdr_flow_info fi;
+	char word[16] = "";
+	int st = -1;
+	pid_t pid;
+	FILE *f;
+
+	EXPECT_ERRNO(auth_create(self->fa, SDR_AUTH_NR, &a), EINVAL);
+	EXPECT_ERRNO(auth_create(self->fa, 255, &a), EINVAL);
+	ASSERT_ERRNO(auth_create(self->fa, SDR_AUTH_DEFAULT, &a), 0);
+	EXPECT_EQ(a.auth, SDR_AUTH_VMAC64);
+	EXPECT_EQ(a.ep_auth.alg, SDR_AUTH_VMAC64);
+	EXPECT_EQ(a.ep_auth.__reserved, 0);
+	EXPECT_NE(memcmp(a.ep_auth.key, zero, sizeof(zero)), 0);
+	ASSERT_ERRNO(auth_create(self->fb, SDR_AUTH_VMAC64, &b), 0);
+	EXPECT_NE(memcmp(a.ep_auth.key, b.ep_auth.key, sizeof(zero)), 0);
+	ASSERT_ERRNO(auth_create(self->fb, SDR_AUTH_OFF, &off), 0);
+	EXPECT_EQ(off.auth, SDR_AUTH_OFF);
+	EXPECT_EQ(off.ep_auth.alg, SDR_AUTH_OFF);
+	EXPECT_EQ(memcmp(off.ep_auth.key, zero, sizeof(zero)), 0);
+
+	/* what the peer gives must be this flow's kind of authentication */
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &off, &off.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, NULL,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,
+				  SDR_FLOW_CONNECT_SIZE_V2), EPROTO);
+	pa = b.ep_auth;
+	memset(pa.key, 0, sizeof(pa.key));
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &pa,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	pa = b.ep_auth;
+	pa.__reserved = 1;
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &pa,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	pa = b.ep_auth;
+	pa.alg = SDR_AUTH_NR;
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &pa,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
+	EXPECT_EQ(fi.state, SDR_FLOW_IDLE);
+	ASSERT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,
+				  sizeof(struct sdr_flow_connect)), 0);
+
+	/* a flow without authentication takes none, or an older caller's */
+	ASSERT_ERRNO(auth_create(self->fa, SDR_AUTH_OFF, &off2), 0);
+	EXPECT_ERRNO(connect_auth(self->fa, off2.flow_id, &b, &b.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	pa = off.ep_auth;
+	pa.key[3] = 1;
+	EXPECT_ERRNO(connect_auth(self->fa, off2.flow_id, &off, &pa,
+				  sizeof(struct sdr_flow_connect)), EPROTO);
+	EXPECT_ERRNO(connect_auth(self->fa, off2.flow_id, &off, NULL,
+				  SDR_FLOW_CONNECT_SIZE_V2), 0);
+
+	/* the module parameter: names only, and it is the default */
+	EXPECT_EQ(sysfs_write(AUTH_PARAM, "bogus"), EINVAL);
+	EXPECT_EQ(sysfs_write(AUTH_PARAM, "default"), EINVAL);
+	ASSERT_EQ(sysfs_write(AUTH_PARAM, "off"), 0);
+	ASSERT_ERRNO(auth_create(self->fa, SDR_AUTH_DEFAULT, &off2), 0);
+	EXPECT_EQ(off2.auth, SDR_AUTH_OFF);
+	ASSERT_EQ(sysfs_write(AUTH_PARAM, "vmac64"), 0);
+	f = fopen(AUTH_PARAM, "r");
+	ASSERT_TRUE(f);
+	EXPECT_EQ(fscanf(f, "%15s", word), 1);
+	fclose(f);
+	EXPECT_EQ(strcmp(word, "vmac64"), 0);
+
+	/* auth_required: OFF takes CAP_NET_ADMIN */
+	ASSERT_EQ(sysfs_write(AUTH_REQUIRED, "1"), 0);
+	EXPECT_ERRNO(auth_create(self->fa, SDR_AUTH_OFF, &off2), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int fd;
+
+		if (setgid(4243) || setuid(4243))
+			_exit(10);
+		fd = sdr_dev_open();
+		if (fd < 0 || raw_bind(fd, dev0(), 0, NULL))
+			_exit(11);
+		if (!auth_create(fd, SDR_AUTH_OFF, &off2) || errno != EPERM)
+			_exit(12);
+		if (auth_create(fd, SDR_AUTH_DEFAULT, &off2) ||
+		    off2.auth != SDR_AUTH_VMAC64)
+			_exit(13);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	EXPECT_EQ(sysfs_write(AUTH_REQUIRED, "0"), 0);
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(WEXITSTATUS(st), 0);
 }
 
 TEST_F(env, enoent_foreign_and_stale_flow_ids)

@@ -25,7 +25,7 @@ FIXTURE_SETUP(lib)
 {
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
 				    .max_msg_size = MSG, .max_msgs = 4 };
-	struct sdr_endpoint es, er;
+	struct sdr_flow_peer es, er;
 
 	if (access("/dev/sdr", F_OK))
 		SKIP("/dev/sdr missing: sdr.ko not loaded");
@@ -36,10 +36,10 @@ FIXTURE_SETUP(lib)
 	self->fs = sdr_flow_create(self->cs, &fa);
 	self->fr = sdr_flow_create(self->cr, &fa);
 	ASSERT_TRUE(self->fs && self->fr);
-	ASSERT_EQ(sdr_flow_endpoint(self->fs, &es), 0);
-	ASSERT_EQ(sdr_flow_endpoint(self->fr, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(self->fs, &er), 0);
-	ASSERT_EQ(sdr_flow_connect(self->fr, &es), 0);
+	ASSERT_EQ(sdr_flow_peer_info(self->fs, &es), 0);
+	ASSERT_EQ(sdr_flow_peer_info(self->fr, &er), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(self->fs, &er), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(self->fr, &es), 0);
 	ASSERT_EQ(sdr_flow_props(self->fs, &self->p), 0);
 }
 
@@ -195,7 +195,7 @@ TEST_F(lib, completion_routing)
 				    .max_msg_size = MSG, .max_msgs = 4 };
 	struct sdr_completion c[8];
 	struct sdr_flow *f2, *g2;
-	struct sdr_endpoint e1, e2;
+	struct sdr_flow_peer e1, e2;
 	struct sdr_flow_info fi;
 	struct sdr_recv *h;
 	int64_t end;
@@ -204,10 +204,10 @@ TEST_F(lib, completion_routing)
 	f2 = sdr_flow_create(self->cs, &fa);
 	g2 = sdr_flow_create(self->cr, &fa);
 	ASSERT_TRUE(f2 && g2);
-	ASSERT_EQ(sdr_flow_endpoint(f2, &e1), 0);
-	ASSERT_EQ(sdr_flow_endpoint(g2, &e2), 0);
-	ASSERT_EQ(sdr_flow_connect(f2, &e2), 0);
-	ASSERT_EQ(sdr_flow_connect(g2, &e1), 0);
+	ASSERT_EQ(sdr_flow_peer_info(f2, &e1), 0);
+	ASSERT_EQ(sdr_flow_peer_info(g2, &e2), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(f2, &e2), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(g2, &e1), 0);
 	ASSERT_EQ(sdr_recv_post(self->fr, 1, &h), 0);
 	ASSERT_EQ(sdr_recv_post(g2, 2, &h), 0);
 	ASSERT_EQ(sdr_send_post_ptr(self->fs, "one", 3, 1, 11, NULL), 0);
@@ -361,7 +361,7 @@ static int rails_pair(const struct sdr_flow_attr *fa, struct sdr_ctx **cs,
 		      struct sdr_ctx **cr, struct sdr_flow **fs,
 		      struct sdr_flow **fr)
 {
-	struct sdr_endpoint es, er;
+	struct sdr_flow_peer es, er;
 	struct sdr_rail_ep rs, rr;
 
 	*cs = sdr_open(dev0(), NULL);
@@ -372,8 +372,8 @@ static int rails_pair(const struct sdr_flow_attr *fa, struct sdr_ctx **cs,
 	    sdr_flow_rail_add(*fr, dev0(), 0, &rr) != 1 ||
 	    sdr_flow_rail_connect(*fs, 1, &rr) ||
 	    sdr_flow_rail_connect(*fr, 1, &rs) ||
-	    sdr_flow_endpoint(*fs, &es) || sdr_flow_endpoint(*fr, &er) ||
-	    sdr_flow_connect(*fs, &er) || sdr_flow_connect(*fr, &es))
+	    sdr_flow_peer_info(*fs, &es) || sdr_flow_peer_info(*fr, &er) ||
+	    sdr_flow_connect_peer(*fs, &er) || sdr_flow_connect_peer(*fr, &es))
 		return -1;
 	return 0;
 }
@@ -551,7 +551,7 @@ static int group_pair(struct sdr_ctx **ca, struct sdr_ctx **cb,
 {
 	struct sdr_flow_attr at = { .policy = SDR_POLICY_SR,
 				    .max_msg_size = MSG, .max_msgs = 8 };
-	struct sdr_endpoint ea, eb;
+	struct sdr_flow_peer ea, eb;
 
 	*ca = sdr_open(dev0(), NULL);
 	*cb = sdr_open(dev1(), NULL);
@@ -559,9 +559,9 @@ static int group_pair(struct sdr_ctx **ca, struct sdr_ctx **cb,
 		return -1;
 	*fa = sdr_flow_create(*ca, &at);
 	*fb = sdr_flow_create(*cb, &at);
-	if (!*fa || !*fb || sdr_flow_endpoint(*fa, &ea) ||
-	    sdr_flow_endpoint(*fb, &eb) || sdr_flow_connect(*fa, &eb) ||
-	    sdr_flow_connect(*fb, &ea))
+	if (!*fa || !*fb || sdr_flow_peer_info(*fa, &ea) ||
+	    sdr_flow_peer_info(*fb, &eb) || sdr_flow_connect_peer(*fa, &eb) ||
+	    sdr_flow_connect_peer(*fb, &ea))
 		return -1;
 	return 0;
 }
@@ -716,7 +716,7 @@ TEST(rails_errors)
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_SR,
 				    .max_msg_size = 4096, .max_msgs = 4 };
 	struct sdr_rail_ep r1, r2, bad;
-	struct sdr_endpoint es, er, eo;
+	struct sdr_flow_peer es, er, eo;
 	struct sdr_flow *fs, *fr, *fo;
 	struct sdr_ctx *cs, *cr;
 	struct sdr_flow_rail raw;
@@ -777,17 +777,17 @@ TEST(rails_errors)
 	bad = r2;
 	bad.paths.qpn[0] ^= 1;	/* not the endpoint's qpn */
 	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &bad), -EINVAL);
-	ASSERT_EQ(sdr_flow_endpoint(fs, &es), 0);
-	ASSERT_EQ(sdr_flow_endpoint(fr, &er), 0);
-	ASSERT_EQ(sdr_flow_endpoint(fo, &eo), 0);
-	EXPECT_EQ(sdr_flow_connect(fs, &er), -EINVAL);	/* rail 1 not yet */
+	ASSERT_EQ(sdr_flow_peer_info(fs, &es), 0);
+	ASSERT_EQ(sdr_flow_peer_info(fr, &er), 0);
+	ASSERT_EQ(sdr_flow_peer_info(fo, &eo), 0);
+	EXPECT_EQ(sdr_flow_connect_peer(fs, &er), -EINVAL);	/* rail 1 not yet */
 	ASSERT_EQ(sdr_flow_rail_connect(fs, 1, &r2), 0);
 	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &r2), -EISCONN);
 	/* the rail is fr's: a flow that is not its peer is refused */
-	EXPECT_EQ(sdr_flow_connect(fs, &eo), -EINVAL);
-	ASSERT_EQ(sdr_flow_connect(fs, &er), 0);
+	EXPECT_EQ(sdr_flow_connect_peer(fs, &eo), -EINVAL);
+	ASSERT_EQ(sdr_flow_connect_peer(fs, &er), 0);
 	ASSERT_EQ(sdr_flow_rail_connect(fr, 1, &r1), 0);
-	ASSERT_EQ(sdr_flow_connect(fr, &es), 0);
+	ASSERT_EQ(sdr_flow_connect_peer(fr, &es), 0);
 	/* connected: no more rails */
 	EXPECT_EQ(sdr_flow_rail_add(fs, dev1(), 0, &r1), -EISCONN);
 	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &r2), -EISCONN);
@@ -822,8 +822,8 @@ TEST(query)
 	EXPECT_EQ(a.policy_nr, SDR_POLICY_NR);
 	EXPECT_EQ(a.policies, q.policies);
 	EXPECT_EQ(a.features, q.features);
-	EXPECT_EQ(a.features, SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
-			      SDR_FEATURE_GROUPS);
+	EXPECT_EQ(a.features, SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
+			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS);
 	EXPECT_EQ(a.paths_max, q.paths_max);
 	EXPECT_EQ(a.reserved32, 0);
 	EXPECT_EQ(a.ec_max_k, q.ec_max_k);

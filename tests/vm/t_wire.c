@@ -7,9 +7,15 @@
  * counted under its reason in /sys/class/sdr/rxe1/drops/, must never land
  * in a receive slot, and a well-formed message sent the same way must
  * still arrive intact.  Packets are built with the kernel's own encoder
- * (kernel/engine/sdr_wire.c, from the host engine library).
+ * (kernel/engine/sdr_wire.c, from the host engine library).  Fixture
+ * "wire" runs a flow without authentication (the parser's checks);
+ * "authwire" one with it, the raw QP signing with the key the flow gave
+ * (vmac64(aes) through AF_ALG): bad tags and replays are dropped and
+ * counted, signed packets delivered.
  */
 #include <infiniband/verbs.h>
+#include <linux/if_alg.h>
+#include <sys/socket.h>
 
 #include "harness.h"
 #include "util.h"
@@ -18,7 +24,7 @@
 #include "sdr_wire.h"
 #include "sdr_ec.h"
 
-#define QKEY		0x5d520001U
+#define QKEY		0x5d520001U	/* the raw QP's; sdr's is random */
 #define FAKE_FLOW	77
 #define BUF_LEN		8192
 
@@ -31,6 +37,7 @@ struct raw {
 	struct ibv_ah *ah;
 	uint8_t *buf;
 	uint32_t remote_qpn;
+	uint32_t dst_qkey;	/* the sdr device's Q_Key, from its endpoint */
 };
 
 static int read_gid_index(const char *dev, uint32_t *idx)
@@ -193,59 +200,90 @@ FIXTURE(wire) {
 	struct sdr_pkt base;	/* a valid DATA packet of message 0 */
 };
 
-FIXTURE_SETUP(wire)
+/*
+ * The flow on rxe1 (@auth: SDR_AUTH_OFF or _VMAC64) and its forged peer,
+ * our raw QP on rxe0, which claims peer key @peer_key; @base becomes a
+ * valid DATA packet of message 0 and @ep_auth what the flow gave its peer
+ * (the key to sign with).  0, or the step that failed.
+ */
+static int forge_pair(struct sdr_ctx **ctx, struct sdr_flow **flow,
+		      struct sdr_flow_props *props, struct raw *raw,
+		      struct sdr_pkt *base, uint32_t auth,
+		      struct sdr_ep_auth *ep_auth)
 {
-	struct sdr_flow_attr attr = { .max_msg_size = 1 << 20, .max_msgs = 4 };
-	struct sdr_endpoint ep, fake;
+	struct sdr_flow_attr attr = { .max_msg_size = 1 << 20, .max_msgs = 4,
+				      .auth = (uint8_t)auth };
+	struct sdr_flow_peer me, fake;
+	struct sdr_ctx *c0;
+	struct sdr_flow *f0;
+	struct sdr_flow_peer p0;
 
-	memset(&self->raw, 0, sizeof(self->raw));
-	self->ctx = sdr_open(dev1(), NULL);
-	ASSERT_TRUE(self->ctx);
-	self->flow = sdr_flow_create(self->ctx, &attr);
-	ASSERT_TRUE(self->flow);
-	ASSERT_EQ(sdr_flow_props(self->flow, &self->props), 0);
-	ASSERT_EQ(sdr_flow_endpoint(self->flow, &ep), 0);
-	ASSERT_EQ(raw_setup(&self->raw, ep.gid, ep.qpn), 0);
+	memset(raw, 0, sizeof(*raw));
+	*ctx = sdr_open(dev1(), NULL);
+	if (!*ctx)
+		return 1;
+	*flow = sdr_flow_create(*ctx, &attr);
+	if (!*flow || sdr_flow_props(*flow, props) ||
+	    sdr_flow_peer_info(*flow, &me))
+		return 2;
+	*ep_auth = me.auth;
+	if (raw_setup(raw, me.ep.gid, me.ep.qpn))
+		return 3;
+	raw->dst_qkey = me.ep.qkey;
 
 	/* The peer the flow believes in: our raw QP on rxe0. */
-	fake = ep;
-	fake.qpn = self->raw.qp->qp_num;
-	fake.flow_id = FAKE_FLOW;
-	fake.seq0 = 0;		/* our messages are numbered from 0 */
+	memset(&fake, 0, sizeof(fake));
+	fake.ep = me.ep;
+	fake.ep.qpn = raw->qp->qp_num;
+	fake.ep.qkey = QKEY;
+	fake.ep.flow_id = FAKE_FLOW;
+	fake.ep.seq0 = 0;		/* our messages are numbered from 0 */
 	/*
 	 * A peer of policy EC: the flow readies EC and SR (its base) at
 	 * connect, as for a real one, so their first forged packets are
 	 * judged, not refused while the policy is readied.
 	 */
-	fake.policy = SDR_POLICY_EC;
-	{
-		struct sdr_ctx *c0 = sdr_open(dev0(), NULL);
-		struct sdr_flow *f0;
-		struct sdr_endpoint ep0;
-
-		/* rxe0's GID, as sdr reports it. */
-		ASSERT_TRUE(c0);
-		f0 = sdr_flow_create(c0, &attr);
-		ASSERT_TRUE(f0);
-		ASSERT_EQ(sdr_flow_endpoint(f0, &ep0), 0);
-		memcpy(fake.gid, ep0.gid, sizeof(fake.gid));
+	fake.ep.policy = SDR_POLICY_EC;
+	fake.auth.alg = auth;
+	if (auth != SDR_AUTH_OFF)
+		memset(fake.auth.key, 0x5a, sizeof(fake.auth.key));
+	/* rxe0's GID, as sdr reports it. */
+	c0 = sdr_open(dev0(), NULL);
+	if (!c0)
+		return 4;
+	f0 = sdr_flow_create(c0, &attr);
+	if (!f0 || sdr_flow_peer_info(f0, &p0)) {
 		sdr_close(c0);
+		return 5;
 	}
-	ASSERT_EQ(sdr_flow_connect(self->flow, &fake), 0);
+	memcpy(fake.ep.gid, p0.ep.gid, sizeof(fake.ep.gid));
+	sdr_close(c0);
+	if (sdr_flow_connect_peer(*flow, &fake))
+		return 6;
 
-	self->base = (struct sdr_pkt) {
+	*base = (struct sdr_pkt) {
 		.type = SDR_PKT_DATA,
 		.policy = SDR_WIRE_POLICY_NONE,
-		.payload_len = self->props.payload,
-		.dst_flow = self->props.flow_id,
+		.payload_len = props->payload,
+		.dst_flow = props->flow_id,
 		.src_flow = FAKE_FLOW,
 		.msg_seq = 0,
-		.msg_len = 3 * self->props.payload,
+		.msg_len = 3 * props->payload,
 		.offset = 0,
 		.imm = 0xabcd,
 		/* the flow's own token: we are the peer it was given */
-		.token = (uint64_t)ep.token_hi << 32 | ep.token_lo,
+		.token = (uint64_t)me.ep.token_hi << 32 | me.ep.token_lo,
 	};
+	return 0;
+}
+
+FIXTURE_SETUP(wire)
+{
+	struct sdr_ep_auth ea;
+
+	ASSERT_EQ(forge_pair(&self->ctx, &self->flow, &self->props, &self->raw,
+			     &self->base, SDR_AUTH_OFF, &ea), 0);
+	EXPECT_EQ(ea.alg, SDR_AUTH_OFF);
 }
 
 FIXTURE_TEARDOWN(wire)
@@ -277,7 +315,7 @@ TEST_F(wire, malformed_dropped_by_reason)
 		case 3: r->buf[3] = 0x7f; break;
 		case 4: len -= 100; break;	/* payload_len beyond the bytes */
 		}
-		ASSERT_EQ(wire_send(r, len, QKEY), 0);
+		ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 		EXPECT_EQ(wait_drops(reasons[i], before + 1), before + 1);
 	}
 }
@@ -289,12 +327,12 @@ TEST_F(wire, foreign_and_unknown_dropped)
 	long long nf = drops("no_flow"), np = drops("not_peer");
 
 	p.dst_flow = 0xfffff0;		/* no such flow */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("no_flow", nf + 1), nf + 1);
 
 	p = self->base;
 	p.src_flow = FAKE_FLOW + 1;	/* right QP, wrong peer flow */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("not_peer", np + 1), np + 1);
 }
 
@@ -313,40 +351,40 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	int i;
 
 	/* No receive posted yet: message 0 has nowhere to go. */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("no_recv", nr + 1), nr + 1);
 
 	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
 
 	p = self->base;			/* offset off the packet grid */
 	p.offset = 100;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_geometry", geo + 1), geo + 1);
 
 	p = self->base;			/* short payload mid-message */
 	p.payload_len = pay - 8;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_geometry", geo + 2), geo + 2);
 
 	p = self->base;			/* beyond the message */
 	p.offset = p.msg_len;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_range", rg + 1), rg + 1);
 
 	p = self->base;			/* larger than the slot */
 	p.msg_len = (1 << 20) + pay;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_msglen", ml + 1), ml + 1);
 
 	/* Packet 0 lands; a copy of it is a duplicate. */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
-	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("dup", dup + 1), dup + 1);
 
 	p = self->base;			/* msg_len changes mid-message */
 	p.offset = pay;
 	p.msg_len = 4 * pay;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_msglen", ml + 2), ml + 2);
 
 	/* The rest of the message, last packet flagged. */
@@ -355,7 +393,7 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 		p.offset = i * pay;
 		if (i == 2)
 			p.flags = SDR_PKT_F_LAST;
-		ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+		ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	}
 	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
@@ -365,7 +403,7 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	EXPECT_EQ(pattern_check(data, 0, 0, 3 * pay), -1);
 
 	/* A late copy for the completed message: stale, slot untouched. */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("stale", st + 1), st + 1);
 	EXPECT_EQ(pattern_check(data, 0, 0, 3 * pay), -1);
 	ASSERT_EQ(sdr_recv_complete(h), 0);
@@ -405,35 +443,35 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 
 	p = self->base;			/* parity in a NONE message */
 	p.flags = SDR_PKT_F_PARITY;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_flags", bf + 1), bf + 1);
 
 	ec = self->base;
 	ec.policy = SDR_WIRE_POLICY_EC;
 	p = ec;				/* k = 0 */
 	p.aux = SDR_EC_AUX(0, 1, 0);
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_ec", be + 1), be + 1);
 
 	ec.aux = SDR_EC_AUX(2, 1, 0);	/* packet 0 lands; packet 1 never sent */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &ec, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &ec, 0), r->dst_qkey), 0);
 
 	p = ec;				/* parity with another k */
 	p.flags = SDR_PKT_F_PARITY;
 	p.aux = SDR_EC_AUX(4, 1, 0);
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_ec", be + 2), be + 2);
 	p.aux = SDR_EC_AUX(2, 1, 1);	/* row 1 of a 1-row code */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_ec", be + 3), be + 3);
 	p.aux = SDR_EC_AUX(2, 1, 0);	/* not at a submessage start */
 	p.offset = pay;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_ec", be + 4), be + 4);
 	p = ec;				/* a data packet with a parity row */
 	p.offset = pay;
 	p.aux = SDR_EC_AUX(2, 1, 1);
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_ec", be + 5), be + 5);
 
 	/* The real parity row 0 of submessage 0 (packets 0 and 1). */
@@ -442,7 +480,7 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	p.flags = SDR_PKT_F_PARITY;
 	sdr_wire_encode(&p, r->buf);
 	ASSERT_EQ(sdr_ec_encode(2, 0, dp, len, pay, r->buf + SDR_WIRE_HDR_LEN), 0);
-	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + pay, QKEY), 0);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + pay, r->dst_qkey), 0);
 	WAIT_UNTIL(flow_counter(&self->props, "counters/pkts_recovered") >= 1,
 		   WAIT_HANG_MS);
 	EXPECT_EQ(flow_counter(&self->props, "counters/pkts_recovered"), 1);
@@ -455,7 +493,7 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	p = ec;				/* the last packet: the message is whole */
 	p.offset = 2 * pay;
 	p.flags = SDR_PKT_F_LAST;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(c.len, 3 * pay);
@@ -486,7 +524,7 @@ TEST_F(wire, blind_forgeries_dropped)
 	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
 	p = self->base;
 	p.token ^= 1;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_token", bt + 1), bt + 1);
 
 	memset(&p, 0, sizeof(p));
@@ -495,7 +533,7 @@ TEST_F(wire, blind_forgeries_dropped)
 	p.src_flow = FAKE_FLOW;
 	p.token = self->base.token + 1;
 	sdr_wire_encode(&p, r->buf);
-	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN, QKEY), 0);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_token", bt + 2), bt + 2);
 
 	p.type = SDR_PKT_ACK;
@@ -503,7 +541,7 @@ TEST_F(wire, blind_forgeries_dropped)
 	p.payload_len = SDR_ACK_FIXED_LEN;
 	sdr_wire_encode(&p, r->buf);
 	memset(r->buf + SDR_WIRE_HDR_LEN, 0, SDR_ACK_FIXED_LEN);
-	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + SDR_ACK_FIXED_LEN, QKEY), 0);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN + SDR_ACK_FIXED_LEN, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_token", bt + 3), bt + 3);
 
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
@@ -517,7 +555,7 @@ TEST_F(wire, blind_forgeries_dropped)
 		p.offset = i * pay;
 		p.flags = i == 2 ? SDR_PKT_F_LAST : 0;
 		len = data_pkt(r, &p, 0);
-		ASSERT_EQ(wire_send(r, len, QKEY), 0);
+		ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	}
 	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
@@ -530,7 +568,7 @@ TEST_F(wire, blind_forgeries_dropped)
 	p.src_flow = FAKE_FLOW;
 	p.token = self->base.token;
 	sdr_wire_encode(&p, r->buf);
-	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN, QKEY), 0);
+	ASSERT_EQ(wire_send(r, SDR_WIRE_HDR_LEN, r->dst_qkey), 0);
 	WAIT_UNTIL(!sdr_flow_info(self->flow, &info) &&
 		   info.state == SDR_FLOW_CLOSED, WAIT_HANG_MS);
 	EXPECT_EQ(info.state, SDR_FLOW_CLOSED);
@@ -551,10 +589,187 @@ TEST_F(wire, wrong_qkey_never_delivered)
 	long long nf = drops("no_flow");
 
 	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
-	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY + 1), 0);
+	/* random per device, never the constant of old, top bit clear */
+	EXPECT_NE(r->dst_qkey, QKEY);
+	EXPECT_EQ(r->dst_qkey & 0x80000000U, 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey ^ 1), 0);
 	marker.dst_flow = 0xfffff0;
-	ASSERT_EQ(wire_send(r, data_pkt(r, &marker, 0), QKEY), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &marker, 0), r->dst_qkey), 0);
 	ASSERT_EQ(wait_drops("no_flow", nf + 1), nf + 1);
 	EXPECT_EQ(sdr_poll_cq(self->ctx, &c, 1), 0);
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
+}
+
+/*
+ * The tag a peer puts on a packet (Documentation/protocol.rst,
+ * "Authentication"): vmac64(aes) keyed with the receiving flow's key,
+ * over the 16-byte nonce (8 zero bytes, the packet number big-endian),
+ * the header's first SDR_WIRE_TAG_OFF bytes and the payload.  Computed
+ * by the kernel's own vmac64 through AF_ALG.
+ */
+static int vmac_tag(const uint8_t *key, uint64_t pn, const uint8_t *pkt,
+		    uint32_t pay_len, uint8_t *tag)
+{
+	struct sockaddr_alg sa = { .salg_family = AF_ALG, .salg_type = "hash",
+				   .salg_name = "vmac64(aes)" };
+	uint8_t nonce[16] = { 0 };
+	int tfm, op = -1, ret = -1, i;
+
+	for (i = 0; i < 8; i++)
+		nonce[8 + i] = (uint8_t)(pn >> (56 - 8 * i));
+	tfm = socket(AF_ALG, SOCK_SEQPACKET, 0);
+	if (tfm < 0)
+		return -1;
+	if (bind(tfm, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(tfm, SOL_ALG, ALG_SET_KEY, key, SDR_AUTH_KEY_LEN))
+		goto out;
+	op = accept(tfm, NULL, 0);
+	if (op < 0)
+		goto out;
+	if (send(op, nonce, sizeof(nonce), MSG_MORE) != sizeof(nonce) ||
+	    send(op, pkt, SDR_WIRE_TAG_OFF, MSG_MORE) != SDR_WIRE_TAG_OFF ||
+	    send(op, pkt + SDR_WIRE_HDR_LEN, pay_len, 0) != (ssize_t)pay_len ||
+	    read(op, tag, SDR_WIRE_TAG_LEN) != SDR_WIRE_TAG_LEN)
+		goto out;
+	ret = 0;
+out:
+	if (op >= 0)
+		close(op);
+	close(tfm);
+	return ret;
+}
+
+FIXTURE(authwire) {
+	struct sdr_ctx *ctx;
+	struct sdr_flow *flow;
+	struct sdr_flow_props props;
+	struct raw raw;
+	struct sdr_pkt base;
+	struct sdr_ep_auth ea;	/* the flow's: we sign with its key */
+};
+
+FIXTURE_SETUP(authwire)
+{
+	ASSERT_EQ(forge_pair(&self->ctx, &self->flow, &self->props, &self->raw,
+			     &self->base, SDR_AUTH_VMAC64, &self->ea), 0);
+}
+
+FIXTURE_TEARDOWN(authwire)
+{
+	raw_teardown(&self->raw);
+	if (self->ctx)
+		sdr_close(self->ctx);
+}
+
+/* Build DATA packet @tmpl (packet number @pn) and sign it; its length. */
+static uint32_t signed_pkt(struct raw *r, const struct sdr_ep_auth *ea,
+			   struct sdr_pkt tmpl, uint64_t pn)
+{
+	uint32_t len;
+
+	tmpl.pn = pn;
+	tmpl.tag = 0;
+	len = data_pkt(r, &tmpl, 0);
+	if (vmac_tag(ea->key, pn, r->buf, tmpl.payload_len,
+		     r->buf + SDR_WIRE_TAG_OFF))
+		return 0;
+	return len;
+}
+
+static long long auth_flow_drops(struct sdr_flow_props *props,
+				 const char *reason)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "drops/%s", reason);
+	return flow_counter(props, name);
+}
+
+/*
+ * Signed packets with the flow's key are delivered; a wrong tag, a packet
+ * signed for other bytes, a missing number, a replay and a number older
+ * than the window are each dropped and counted, never touching the slot.
+ */
+TEST_F(authwire, tags_and_replays)
+{
+	const uint32_t pay = self->props.payload;
+	struct raw *r = &self->raw;
+	struct sdr_completion c;
+	struct sdr_recv *h;
+	struct sdr_pkt p;
+	long long bt = drops("bad_tag"), rp = drops("replay");
+	char path[128], word[16] = "";
+	uint32_t len;
+	FILE *f;
+	int i;
+
+	ASSERT_EQ(self->ea.alg, SDR_AUTH_VMAC64);
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/auth", dev1(),
+		 self->props.flow_id);
+	f = fopen(path, "r");
+	ASSERT_TRUE(f);
+	EXPECT_EQ(fscanf(f, "%15s", word), 1);
+	fclose(f);
+	EXPECT_EQ(strcmp(word, "vmac64"), 0);
+	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+
+	/* unsigned, as a flow without authentication would send it */
+	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_tag", bt + 1), bt + 1);
+	/* signed, then one tag bit flipped */
+	len = signed_pkt(r, &self->ea, self->base, 1);
+	ASSERT_GT(len, 0);
+	r->buf[SDR_WIRE_TAG_OFF + 7] ^= 1;
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_tag", bt + 2), bt + 2);
+	/* signed, then a payload byte changed: a captured header, new bytes */
+	len = signed_pkt(r, &self->ea, self->base, 2);
+	r->buf[SDR_WIRE_HDR_LEN + 9] ^= 0x40;
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_tag", bt + 3), bt + 3);
+	/* signed with the number 0, which no sender uses */
+	len = signed_pkt(r, &self->ea, self->base, 0);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_tag", bt + 4), bt + 4);
+	/* signed with another key: the peer's own, not the flow's */
+	{
+		struct sdr_ep_auth other = self->ea;
+
+		memset(other.key, 0x5a, sizeof(other.key));
+		len = signed_pkt(r, &other, self->base, 3);
+		ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+		EXPECT_EQ(wait_drops("bad_tag", bt + 5), bt + 5);
+	}
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
+	EXPECT_EQ(sdr_recv_state(h)->flags, 0);
+
+	/* packet 0 signed right lands; the same bytes again are a replay */
+	len = signed_pkt(r, &self->ea, self->base, 10000);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("replay", rp + 1), rp + 1);
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 1);
+	/* packet 1 under a number older than the window: a replay too */
+	p = self->base;
+	p.offset = pay;
+	len = signed_pkt(r, &self->ea, p, 10000 - 4096);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("replay", rp + 2), rp + 2);
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 1);
+	EXPECT_EQ(auth_flow_drops(&self->props, "bad_tag"), 5);
+	EXPECT_EQ(auth_flow_drops(&self->props, "replay"), 2);
+
+	/* the rest, reordered inside the window: the message arrives whole */
+	for (i = 2; i >= 1; i--) {
+		p = self->base;
+		p.offset = i * pay;
+		p.flags = i == 2 ? SDR_PKT_F_LAST : 0;
+		len = signed_pkt(r, &self->ea, p, 10000 - 100 + i);
+		ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	}
+	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.imm, 0xabcd);
+	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
 }

@@ -184,6 +184,11 @@ static inline int raw_query(int fd, struct sdr_query *q)
 	return ioctl(fd, SDR_IOC_QUERY, q);
 }
 
+/*
+ * Raw flows do not authenticate: their tests are about the ioctls, and
+ * raw_connect() gives no peer key.  t_ioctl's auth tests and the libsdr
+ * tests (flow_pair()) run authenticated flows.
+ */
 static inline void flow_create_arg(struct sdr_flow_create *c, uint32_t policy,
 				   uint32_t max_msg_size, uint32_t max_msgs)
 {
@@ -192,6 +197,7 @@ static inline void flow_create_arg(struct sdr_flow_create *c, uint32_t policy,
 	c->policy = policy;
 	c->max_msg_size = max_msg_size;
 	c->max_msgs = max_msgs;
+	c->auth = SDR_AUTH_OFF;
 }
 
 static inline int raw_flow_create(int fd, uint32_t max_msg_size,
@@ -352,15 +358,15 @@ static inline int flow_pair(const struct sdr_flow_attr *fa,
 			    struct sdr_ctx **cs, struct sdr_ctx **cr,
 			    struct sdr_flow **fs, struct sdr_flow **fr)
 {
-	struct sdr_endpoint es, er;
+	struct sdr_flow_peer es, er;
 
 	*cs = sdr_open(dev0(), NULL);
 	*cr = sdr_open(dev1(), NULL);
 	*fs = *cs ? sdr_flow_create(*cs, fa) : NULL;
 	*fr = *cr ? sdr_flow_create(*cr, fa) : NULL;
-	if (!*fs || !*fr || sdr_flow_endpoint(*fs, &es) ||
-	    sdr_flow_endpoint(*fr, &er) || sdr_flow_connect(*fs, &er) ||
-	    sdr_flow_connect(*fr, &es))
+	if (!*fs || !*fr || sdr_flow_peer_info(*fs, &es) ||
+	    sdr_flow_peer_info(*fr, &er) || sdr_flow_connect_peer(*fs, &er) ||
+	    sdr_flow_connect_peer(*fr, &es))
 		return -1;
 	return 0;
 }
