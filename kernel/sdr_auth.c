@@ -113,7 +113,7 @@ err:
 void sdr_auth_fill_ep(const struct sdr_auth *a, struct sdr_ep_auth *ep)
 {
 	memset(ep, 0, sizeof(*ep));
-	ep->alg = cpu_to_le32(a->alg);
+	ep->alg = sdr_ep_put(a->alg);
 	if (a->alg != SDR_AUTH_OFF)
 		memcpy(ep->key, a->rx_key, sizeof(ep->key));
 }
@@ -125,7 +125,7 @@ void sdr_auth_fill_ep(const struct sdr_auth *a, struct sdr_ep_auth *ep)
  */
 int sdr_auth_connect(struct sdr_auth *a, const struct sdr_ep_auth *peer)
 {
-	u32 alg = le32_to_cpu(peer->alg);
+	u32 alg = sdr_ep_get(peer->alg);
 	bool has_key = memchr_inv(peer->key, 0, sizeof(peer->key));
 
 	if (alg == SDR_AUTH_DEFAULT && !has_key && !peer->__reserved)

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/nsproxy.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -97,14 +98,29 @@ void sdr_dev_put(struct sdr_dev *sdev)
 	kref_put(&sdev->ref, sdr_dev_release);
 }
 
-/* Look up a live device by name; returns it with a reference, or NULL. */
+/*
+ * Whether the calling process may use @sdev: its RDMA device is one the
+ * caller's network namespace reaches, as ib_core decides for its own users
+ * (every device in the default shared mode; in exclusive mode, "rdma
+ * system set netns exclusive", only those of the namespace).
+ */
+static bool sdr_dev_visible(const struct sdr_dev *sdev)
+{
+	return rdma_dev_access_netns(sdev->ibdev, current->nsproxy->net_ns);
+}
+
+/*
+ * Look up a live device the caller may use by name; returns it with a
+ * reference, or NULL.
+ */
 struct sdr_dev *sdr_dev_get_by_name(const char *name)
 {
 	struct sdr_dev *sdev, *found = NULL;
 
 	mutex_lock(&sdr_devs_lock);
 	list_for_each_entry(sdev, &sdr_devs, list) {
-		if (!sdev->dying && !strcmp(sdev->name, name)) {
+		if (!sdev->dying && !strcmp(sdev->name, name) &&
+		    sdr_dev_visible(sdev)) {
 			kref_get(&sdev->ref);
 			found = sdev;
 			break;
@@ -114,7 +130,10 @@ struct sdr_dev *sdr_dev_get_by_name(const char *name)
 	return found;
 }
 
-/* Look up a live device by the GID it uses; with a reference, or NULL. */
+/*
+ * Look up a live device the caller may use by the GID it uses; with a
+ * reference, or NULL.
+ */
 struct sdr_dev *sdr_dev_get_by_gid(const u8 *gid)
 {
 	struct sdr_dev *sdev, *found = NULL;
@@ -122,7 +141,8 @@ struct sdr_dev *sdr_dev_get_by_gid(const u8 *gid)
 
 	mutex_lock(&sdr_devs_lock);
 	list_for_each_entry(sdev, &sdr_devs, list) {
-		if (sdev->dying || sdr_dev_query_gid(sdev, &g, NULL) ||
+		if (sdev->dying || !sdr_dev_visible(sdev) ||
+		    sdr_dev_query_gid(sdev, &g, NULL) ||
 		    memcmp(g.raw, gid, sizeof(g.raw)))
 			continue;
 		kref_get(&sdev->ref);

@@ -79,7 +79,7 @@ static ssize_t qkey_show(struct device *dev, struct device_attribute *attr,
 
 	return sysfs_emit(buf, "%#x\n", sdev->qkey);
 }
-static DEVICE_ATTR(qkey, 0400, qkey_show, NULL);
+static DEVICE_ATTR_ADMIN_RO(qkey);
 
 static ssize_t nr_flows_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)

@@ -110,7 +110,8 @@
  * out: ibdev, port, gid, mtu (IB MTU in bytes), cq_entries, the ring's
  *      mmap offset and size, and the offsets inside that mapping.
  * errors: EBUSY already bound; ENODEV no such bound device (or no device
- *      with that GID); EINVAL cq_entries not a power of two in range, name
+ *      with that GID), or one the caller's network namespace does not
+ *      reach (ib_core's exclusive netns mode); EINVAL cq_entries not a power of two in range, name
  *      not NUL-terminated; ENOMEM no memory for the ring, or it would
  *      pass the opener's limits (as flow create's ENOMEM).
  */

@@ -29,7 +29,7 @@
 #define CM_VERSION	2u
 
 /*
- * The private data each side sends: 132 bytes, under the 136 a SIDR
+ * The private data each side sends: 128 bytes, under the 136 a SIDR
  * reply carries (and the 180 rdma_cm leaves of a SIDR request): the
  * endpoint, the authentication and the paths, whose QPNs (below 2^24)
  * go in 3 bytes each, the first being the endpoint's.  Host byte order,
@@ -44,7 +44,7 @@ struct cm_blob {
 	uint8_t qpn[SDR_PATHS_MAX - 1][3];	/* paths 1..npaths-1 */
 };
 
-_Static_assert(sizeof(struct cm_blob) <= 136, "a SIDR reply's private data");
+_Static_assert(sizeof(struct cm_blob) == 128, "a SIDR reply's private data: 136 at most");
 
 struct sdr_cm {
 	struct rdma_event_channel *ch;	/* NULL: a request's, the listener's */

@@ -300,7 +300,7 @@ TEST_T(hostile_requests, 180)
 	struct sdr_ctx *ctx = NULL;
 	struct sdr_flow *flow = NULL;
 	uint8_t junk[124];
-	uint32_t hdr[2] = { 0x43524453u, 1 };	/* magic and version */
+	uint32_t hdr[2] = { 0x43524453u, 2 };	/* magic and version */
 	uint64_t hash[NMSG];
 	pthread_t t;
 	int i;

@@ -578,7 +578,7 @@ static const struct ioc {
 	[NR_CONNECT] = { "FLOW_CONNECT", SDR_IOC_FLOW_CONNECT,
 			 SDR_FLOW_CONNECT_SIZE_V1,
 			 sizeof(struct sdr_flow_connect), 0,
-			 { EISCONN, EHOSTUNREACH } },
+			 { EISCONN, EHOSTUNREACH, EPROTO } },
 	[NR_DESTROY] = { "FLOW_DESTROY", SDR_IOC_FLOW_DESTROY,
 			 SDR_FLOW_DESTROY_SIZE_V1,
 			 sizeof(struct sdr_flow_destroy), 0, { 0 } },
@@ -895,6 +895,9 @@ static void pick_attrs(struct thr *t, struct sdr_flow_create *c, uint32_t port_m
 	if (!nm)
 		nm = 1;
 	flow_create_arg(c, pick_policy(t), mms, nm);
+	/* authentication: off (flow_create_arg's), the default or vmac64 */
+	if (pct(t, 50))
+		c->auth = pct(t, 50) ? SDR_AUTH_DEFAULT : SDR_AUTH_VMAC64;
 	if (sane) {
 		if (c->policy >= SDR_POLICY_NR && c->policy != SDR_POLICY_DEFAULT)
 			c->policy = SDR_POLICY_SR;
@@ -920,6 +923,8 @@ static void pick_attrs(struct thr *t, struct sdr_flow_create *c, uint32_t port_m
 		default: c->max_msg_size = 4096; c->max_msgs = 1024; break;
 		}
 	}
+	if (pct(t, 2))
+		c->auth = SDR_AUTH_NR + below(t, 300);	/* EINVAL */
 	/* EC geometry: 0 (the defaults), in range, or past it (EINVAL) */
 	if (pct(t, 20)) {
 		c->ec_k = pct(t, 90) ? below(t, 65) : 65 + below(t, 1000);
@@ -1836,6 +1841,25 @@ static int flow_add(struct thr *t, int s, unsigned int gen,
 	return i;
 }
 
+static int memchr_nonzero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 1;
+	return 0;
+}
+
+/* auth out: OFF with no key, or VMAC64 with one, and what ep_auth says */
+static int auth_out_ok(const struct sdr_flow_create *c)
+{
+	int key = memchr_nonzero(c->ep_auth.key, sizeof(c->ep_auth.key));
+
+	if (c->ep_auth.__reserved || c->ep_auth.alg != c->auth)
+		return 0;
+	return (c->auth == SDR_AUTH_OFF && !key) ||
+	       (c->auth == SDR_AUTH_VMAC64 && key);
+}
+
 static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 {
 	const char *bad = NULL;
@@ -1854,6 +1878,8 @@ static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 		 (!c->paths || c->paths > SDR_PATHS_MAX ||
 		  c->ep_paths.n != c->paths || c->ep_paths.qpn[0] != c->ep.qpn))
 		bad = "paths";
+	else if (c->size >= SDR_FLOW_CREATE_SIZE_V4 && !auth_out_ok(c))
+		bad = "auth";
 	else if (c->recv_offset == c->send_offset ||
 		 c->recv_offset == c->state_offset ||
 		 c->send_offset == c->state_offset || !c->recv_offset)
@@ -1927,6 +1953,7 @@ static void op_pair(struct thr *t)
 		k.size = sizeof(k);
 		k.flow_id = a.flow_id;
 		k.peer = a.ep;
+		k.peer_auth = a.ep_auth;
 		r = fz_ioctl(t, ia, NR_CONNECT, &k, 0, 0, "flow=%#x to itself",
 			     a.flow_id);
 		fa = flow_add(t, ia, r.gen, &a, !r.ret);
@@ -1948,11 +1975,13 @@ static void op_pair(struct thr *t)
 	k.size = sizeof(k);
 	k.flow_id = a.flow_id;
 	k.peer = b.ep;
+	k.peer_auth = b.ep_auth;
 	r = fz_ioctl(t, ia, NR_CONNECT, &k, 0, 0, "flow=%#x to %#x", a.flow_id,
 		     b.flow_id);
 	fa = flow_add(t, ia, r.gen, &a, !r.ret);
 	k.flow_id = b.flow_id;
 	k.peer = a.ep;
+	k.peer_auth = a.ep_auth;
 	r = fz_ioctl(t, ib, NR_CONNECT, &k, 0, 0, "flow=%#x to %#x", b.flow_id,
 		     a.flow_id);
 	fb = flow_add(t, ib, r.gen, &b, !r.ret);
@@ -1998,6 +2027,7 @@ static void op_connect(struct thr *t)
 	switch (below(t, 8)) {
 	case 0:
 		k.peer = a.c.ep;
+		k.peer_auth = a.c.ep_auth;
 		to = "itself";
 		break;
 	case 1:
@@ -2012,6 +2042,7 @@ static void op_connect(struct thr *t)
 			    S.flow[j].c.max_msg_size == a.c.max_msg_size &&
 			    S.flow[j].c.max_msgs == a.c.max_msgs) {
 				k.peer = S.flow[j].c.ep;
+				k.peer_auth = S.flow[j].c.ep_auth;
 				to = S.flow[j].destroyed ? "a destroyed match" :
 				     "a match";
 				break;
@@ -2039,10 +2070,16 @@ static void op_connect(struct thr *t)
 		to = "an endpoint with its none_window out of range";
 		break;
 	default:
-		if (pick_flow(t, &b, W_ANY) >= 0)
+		if (pick_flow(t, &b, W_ANY) >= 0) {
 			k.peer = b.c.ep;
+			k.peer_auth = b.c.ep_auth;
+		}
 		break;
 	}
+	/* the authentication part mangled: not this flow's (EPROTO) */
+	if (pct(t, 3))
+		((uint8_t *)&k.peer_auth)[below(t, sizeof(k.peer_auth))] ^=
+			1 + below(t, 255);
 	if (pct(t, 3)) {
 		k.__reserved = 1;
 		must_fail = 1;
@@ -2230,7 +2267,7 @@ static void op_query(struct thr *t)
 	if (q.abi_version != SDR_ABI_VERSION || q.policy_nr != SDR_POLICY_NR ||
 	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
 	    q.policies >> SDR_POLICY_NR ||
-	    q.features != (SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
+	    q.features != (SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
 			   SDR_FEATURE_GROUPS) || q.ec_max_k != 64 ||
 	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
 	    q.max_msgs != 1024 || !q.paths_max ||

@@ -539,7 +539,12 @@ TEST(rails_carry_every_policy)
 	EXPECT_EQ(rails_xfer(cs, cr, fs, fr, 4, 1000), 4);
 	ASSERT_EQ(rail_line(dev0(), fs, 0, name, state, &t0b, &r0), 0);
 	ASSERT_EQ(rail_line(dev0(), fs, 1, name, state, &t1b, &r1), 0);
-	EXPECT_GE(t0b - t0, 4 * (MSG / 4048));
+	{
+		struct sdr_flow_props pp;
+
+		ASSERT_EQ(sdr_flow_props(fs, &pp), 0);
+		EXPECT_GE(t0b - t0, 4 * (MSG / pp.payload));
+	}
 	EXPECT_EQ(t1b, t1);
 	sdr_close(cs);
 	sdr_close(cr);

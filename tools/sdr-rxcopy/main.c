@@ -34,7 +34,7 @@
 #include <time.h>
 
 #define GRH_LEN	40
-#define HDR_LEN	48	/* SDR_WIRE_HDR_LEN: sdr's header on a data packet */
+#define HDR_LEN	64	/* SDR_WIRE_HDR_LEN: sdr's header on a data packet */
 
 struct cfg {
 	size_t pay, depth, msg, msgs, packets, runs;
@@ -132,7 +132,7 @@ static int parse(int argc, char **argv, struct cfg *c)
 
 int main(int argc, char **argv)
 {
-	struct cfg c = { .pay = 4048, .depth = 2048, .msg = 1 << 20,
+	struct cfg c = { .pay = 4032, .depth = 2048, .msg = 1 << 20,
 			 .msgs = 16, .packets = 200000, .runs = 5 };
 	uint8_t *ring, *region;
 	size_t slot;

@@ -37,7 +37,7 @@ static void usage(FILE *f)
 "  --beta PCT         EC: a lost packet's RTO waits beta%% of SRTT more\n"
 "                     (plus k+m packet times) for parity to repair it (100)\n"
 "  --chunk BYTES      user bitmap chunk (64K)\n"
-"  --mtu BYTES        UD MTU: payload = MTU - 40 byte sdr header (4096)\n"
+"  --mtu BYTES        UD MTU: payload = MTU - 64 byte sdr header (4096)\n"
 "  --recovery MODE    nack (receiver NACKs + RTO, default) or rto (RTO only)\n"
 "  --timers MODE      path: paced at the link rate, timers from its RTT\n"
 "                     (default); module: as sdr.ko runs the engine with its\n"
