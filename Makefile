@@ -21,7 +21,7 @@ MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps have-deps module userlib tools tests clean check host-check \
 	vm-check fuzz-check demo sparse checkpatch debug-kernel debug-module \
-	check-debug soak soak-debug
+	check-debug soak soak-debug install uninstall
 
 all: module userlib tools tests
 
@@ -109,6 +109,30 @@ sparse: deps
 
 checkpatch: deps
 	@$(TOP)/tests/run-static checkpatch
+
+# make install: the module for KVER (INSTALL_MOD_DIR updates, depmod),
+# libsdr with its headers, .pc and man pages (userlib's install, PREFIX),
+# and access: group sdr (created if missing) and the udev rule that gives
+# it /dev/sdr; make uninstall takes them away but the group.  DESTDIR
+# stages the files (no depmod, no group, no udev reload then).
+PREFIX ?= /usr/local
+UDEVDIR ?= /etc/udev/rules.d
+install: all
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
+	$(MAKE) -C userlib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	install -D -m 644 tools/udev/90-sdr.rules $(DESTDIR)$(UDEVDIR)/90-sdr.rules
+	@if [ -z "$(DESTDIR)" ]; then \
+		depmod -a $(KVER); \
+		getent group sdr >/dev/null || groupadd --system sdr; \
+		if command -v udevadm >/dev/null; then udevadm control --reload || true; \
+			udevadm trigger --sysname-match=sdr --subsystem-match=misc || true; fi; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/kernel/sdr.ko $(DESTDIR)$(UDEVDIR)/90-sdr.rules
+	$(MAKE) -C userlib uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

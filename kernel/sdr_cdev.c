@@ -9,9 +9,11 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
@@ -557,15 +559,47 @@ static const struct file_operations sdr_fops = {
 	.llseek		= noop_llseek,
 };
 
+/*
+ * The mode devtmpfs gives /dev/sdr (root:root): 0660 by default, so only
+ * root and the group a udev rule names (make install's: "sdr") use sdr.
+ * Read at load: "modprobe sdr dev_mode=0666" opens it to everyone.
+ */
+static unsigned int sdr_dev_mode = 0660;
+
+static int sdr_dev_mode_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 8, &v);
+
+	if (ret)
+		return ret;
+	if (!v || v > 0777)	/* misc takes 0 for "the default, 0600" */
+		return -EINVAL;
+	sdr_dev_mode = v;
+	return 0;
+}
+
+static int sdr_dev_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%04o\n", sdr_dev_mode);
+}
+
+static const struct kernel_param_ops sdr_dev_mode_ops = {
+	.set	= sdr_dev_mode_set,
+	.get	= sdr_dev_mode_get,
+};
+module_param_cb(dev_mode, &sdr_dev_mode_ops, NULL, 0444);
+MODULE_PARM_DESC(dev_mode, "Permissions of /dev/sdr, octal, at load (its group comes from udev) [default 0660]");
+
 static struct miscdevice sdr_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "sdr",
 	.fops	= &sdr_fops,
-	.mode	= 0666,
 };
 
 int sdr_cdev_init(void)
 {
+	sdr_misc.mode = sdr_dev_mode;
 	return misc_register(&sdr_misc);
 }
 

@@ -1084,7 +1084,7 @@ TEST_F(env, auth_errors)
 	if (!pid) {
 		int fd;
 
-		if (setgid(4243) || setuid(4243))
+		if (become_user(4243, 1))
 			_exit(10);
 		fd = sdr_dev_open();
 		if (fd < 0 || raw_bind(fd, dev0(), 0, NULL))

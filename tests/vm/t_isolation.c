@@ -322,7 +322,7 @@ TEST(flow_files_belong_to_owner)
 	a = fork();
 	ASSERT_GE(a, 0);
 	if (!a) {
-		if (setgid(4242) || setuid(4242))
+		if (become_user(4242, 1))
 			_exit(10);
 		fd = sdr_dev_open();
 		if (fd < 0 || raw_bind(fd, dev0(), 64, NULL) ||
@@ -356,7 +356,7 @@ TEST(flow_files_belong_to_owner)
 	b = fork();
 	ASSERT_GE(b, 0);
 	if (!b) {
-		if (setgid(4343) || setuid(4343))
+		if (become_user(4343, 1))
 			_exit(20);
 		snprintf(path, sizeof(path), "%s/policy", dir);
 		if (try_file(path, O_WRONLY, "ec\n") != EACCES)
@@ -393,4 +393,54 @@ TEST(flow_files_belong_to_owner)
 	ASSERT_EQ(waitpid(a, &st, 0), a);
 	TH_LOG("owner: exit %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* Run @fn in a child as user 4243, in the sdr group or not: its status. */
+static int as_user(int in_group, int (*fn)(void))
+{
+	int st = -1;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (become_user(4243, in_group))
+			_exit(100);
+		_exit(fn());
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static int open_fails_eacces(void)
+{
+	int fd = sdr_dev_open();
+
+	return fd < 0 && errno == EACCES ? 0 : 1;
+}
+
+static int open_and_bind(void)
+{
+	int fd = sdr_dev_open();
+
+	if (fd < 0)
+		return 1;
+	return raw_bind(fd, dev0(), 64, NULL) ? 2 : 0;
+}
+
+/*
+ * /dev/sdr is 0660: a user outside its group cannot open it, one in the
+ * group (make install's udev rule: "sdr") can, and binds.
+ */
+TEST(dev_node_takes_the_group)
+{
+	struct stat sb;
+
+	ASSERT_EQ(stat("/dev/sdr", &sb), 0);
+	EXPECT_EQ(sb.st_mode & 0777, 0660);
+	EXPECT_EQ(as_user(0, open_fails_eacces), 0);
+	EXPECT_EQ(as_user(1, open_and_bind), 0);
+	ASSERT_EQ(stat("/dev/sdr", &sb), 0);
+	EXPECT_EQ(sb.st_gid, SDR_TEST_GID);
 }

@@ -167,8 +167,8 @@ TEST_F(lim, memlock)
 	ASSERT_GE(pid, 0);
 	if (!pid) {
 		/* a user of its own, no capability: RLIMIT_MEMLOCK holds */
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(OTHER_UID) ||
-		    setuid(OTHER_UID))
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) ||
+		    become_user(OTHER_UID, 1))
 			_exit(10);
 		fd = bound(64);
 		if (fd < 0)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -158,6 +159,28 @@ static inline int64_t pattern_check(const uint8_t *p, uint32_t msg,
 static inline int sdr_dev_open(void)
 {
 	return open("/dev/sdr", O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * The tests' "sdr" group: /dev/sdr is 0660 root:root as the module makes
+ * it, and make install's udev rule gives it to group sdr; in the VM (no
+ * udev) become_user() gives it to this gid, as the rule would.
+ */
+#define SDR_TEST_GID	4200
+
+/*
+ * In a forked child running as root: give /dev/sdr to the test group,
+ * then become user (and group) @uid, in the test group when @in_group
+ * and in no other.  0, or -1 with errno.
+ */
+static inline int become_user(uid_t uid, int in_group)
+{
+	gid_t g = SDR_TEST_GID;
+
+	if (chown("/dev/sdr", (uid_t)-1, SDR_TEST_GID) ||
+	    setgroups(in_group ? 1 : 0, &g) || setgid(uid) || setuid(uid))
+		return -1;
+	return 0;
 }
 
 static inline int raw_bind(int fd, const char *dev, uint32_t cq_entries,
