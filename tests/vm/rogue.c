@@ -5,29 +5,42 @@
  *
  *   raw    whole RoCEv2 frames written with AF_PACKET to the peer's
  *          netdev: Ethernet, IPv4 from the peer's address, UDP to 4791,
- *          BTH (UD SEND_ONLY to the target's sdr QP), DETH (sdr's Q_Key,
- *          source QPN: the peer's sdr QP), the sdr packet and the ICRC
- *          computed as rxe_icrc.c computes it, so rxe delivers the frame
- *          as if the peer's sdr QP had sent it;
+ *          BTH (UD SEND_ONLY to the target's sdr QP), DETH (the target
+ *          device's Q_Key, source QPN: the peer's sdr QP), the sdr packet
+ *          and the ICRC computed as rxe_icrc.c computes it, so rxe
+ *          delivers the frame as if the peer's sdr QP had sent it;
  *   verbs  a UD QP of its own on the peer's device (its own QPN, the
  *          peer's real address).
  *
- * It is blind: it may know addresses, QPNs and the Q_Key, the flow ids
+ * It knows what an attacker on the path or on the hosts may learn:
+ * addresses, QPNs, the Q_Key (root reads it from sysfs), the flow ids
  * (from sysfs: a guess that hit) and the message sequence numbers (from
- * captured traffic), never a flow's token.  In raw mode it also captures
+ * captured traffic); never a flow's token on its blind forgeries, never
+ * a flow's authentication key at all.  In raw mode it also captures
  * genuine frames toward the target from the same socket (so never its
- * own) and replays them later: duplicates and stale packets that carry the
- * real token.
+ * own) and uses them two ways:
+ *
+ *   replay  a captured frame sent again as it was: right token, right
+ *           tag, but a packet number the flow has taken already;
+ *   copied  a captured frame with one change its tag covers (payload
+ *           bytes of DATA, ts or imm of a control packet, or a fresh
+ *           packet number under the old tag), the ICRC recomputed: all
+ *           it lacks is the key.
  *
  * Each forged packet goes through sdr_wire_decode(), the receiver's own
- * parser (kernel/engine/sdr_wire.c), to predict the drop counter it must land in:
- * the parser's reason, bad_token for a decoded packet aimed at a live
- * flow, no_flow for any other id.  A packet aimed at a flow counts as
- * "confirmed" once a sysfs scan a second or more after the send still
- * shows the flow connected (a second bounds only a hung receive path);
- * packets sent less than that before a flow went away may have met it or
- * not and are counted as "late".  The summary (text, and JSON on the last
- * line with --json) gives what was sent by shape and mode, those
+ * parser (kernel/engine/sdr_wire.c), to predict the drop counter it must
+ * land in: the parser's reason, else by the checks sdr_flow_rx() makes in
+ * order at the flow the packet names: bad_token for a blind forgery,
+ * bad_tag for a copy, replay for a replay at a live flow that
+ * authenticates, no_flow at any other id.  Replays at a flow without
+ * authentication are not predicted (they meet the policy as duplicates
+ * or stale packets), nor are replays for a flow rogue never saw.  A
+ * packet aimed at a flow counts as "confirmed" once a sysfs scan a second
+ * or more after the send still shows the flow connected (a second bounds
+ * only a hung receive path); packets sent less than that before a flow
+ * went away, or while it lingers after leaving "connected", may have met
+ * it or not and are counted as "late".  The summary (text, and JSON on
+ * the last line with --json) gives what was sent by shape and mode, those
  * expectations, what was captured (and whether its ICRC is the one rogue
  * computes) and the flow states seen.
  */
@@ -55,7 +68,6 @@
 
 #include "sdr_wire.h"
 
-#define SDR_QKEY_DEFAULT	0x5d520001U
 #define ROCE_PORT		4791
 #define OP_UD_SEND_ONLY		0x64
 #define ETH_LEN			14
@@ -73,6 +85,7 @@
 #define VERBS_SLOTS		128	/* sends in flight on the verbs QP */
 #define SCAN_NS			250000000ULL
 #define CONFIRM_SCANS		4	/* a send is confirmed 1 s later */
+#define COPY_PICKS		32	/* captures tried for one to a live flow */
 
 enum shape {
 	SH_DATA,		/* DATA of a live message, random bytes */
@@ -87,16 +100,27 @@ enum shape {
 	SH_TRUNCATED,		/* cut inside the header */
 	SH_MALFORMED,		/* one field broken */
 	SH_REPLAY,		/* a captured genuine frame, sent again */
+	SH_COPIED,		/* one, altered under its tag */
 	SH_NR
 };
 
 static const char * const shape_names[SH_NR] = {
 	"data", "data_huge", "ack_complete", "ack_abort", "ack_sack_all",
 	"nack", "rnr", "close", "unknown_flow", "truncated", "malformed",
-	"replay",
+	"replay", "copied",
 };
 
 enum { M_RAW, M_VERBS, M_NR };
+
+/*
+ * The drops a packet aimed at a known flow is predicted to meet there,
+ * each confirmed or late by the flow's scans (see the top of the file).
+ */
+enum { P_TOKEN, P_TAG, P_REPLAY, P_NR };
+
+static const int p_reason[P_NR] = {
+	SDR_DROP_TOKEN, SDR_DROP_AUTH, SDR_DROP_REPLAY,
+};
 
 struct opts {
 	const char *dev, *peer;
@@ -108,6 +132,7 @@ struct opts {
 	bool seed_set;
 	unsigned int replay_pct;
 	uint32_t qkey;
+	bool qkey_set;			/* else the target's, from sysfs */
 	uint32_t qpn, peer_qpn;		/* 0: from sysfs */
 	unsigned int probe;
 	uint64_t mark;
@@ -130,16 +155,19 @@ struct flow_ref {
 	uint32_t id, peer_flow, peer_qpn;
 	uint8_t peer_gid[16];
 	uint8_t policy;
+	bool auth;			/* tags its packets, keeps a window */
 	bool alive;			/* connected at the last scan */
 	bool gone;			/* went away or left "connected" */
+	bool lingers;			/* gone, but still in sysfs then */
 	char why[48];			/* how it went, for the summary */
 	/* aimed at it, not yet confirmed: [i] sent i scans before the last */
-	uint64_t pend[CONFIRM_SCANS + 1];
-	uint64_t confirmed, late;
+	uint64_t pend[P_NR][CONFIRM_SCANS + 1];
+	uint64_t confirmed[P_NR], late[P_NR];
 };
 
 struct frame {
 	uint16_t len;
+	uint16_t sdr_len;		/* the sdr packet's, at SDR_OFF */
 	uint8_t b[MAX_FRAME];
 };
 
@@ -165,7 +193,7 @@ struct rogue {
 	int sock;
 	uint16_t ip_id;
 	struct frame *ring, *reservoir;
-	uint64_t captured, icrc_ok, icrc_bad, cap_by_type[SDR_PKT_CLOSE + 1];
+	uint64_t captured, icrc_ok, icrc_bad, cap_by_type[SDR_PKT_TYPE_MAX + 1];
 	uint32_t nring, nres;
 
 	/* verbs */
@@ -181,8 +209,10 @@ struct rogue {
 
 	/* what was sent */
 	uint64_t sent, sent_shape[SH_NR][M_NR], send_errors;
-	uint64_t expect[SDR_DROP_NR];	/* blind packets by predicted reason */
+	uint64_t expect[SDR_DROP_NR];	/* packets by predicted reason */
 	uint64_t blind;
+	uint64_t copied_pn;		/* copies with a forged packet number */
+	uint64_t replay_unsure;		/* replays for flows never seen */
 };
 
 static volatile sig_atomic_t stop;
@@ -324,6 +354,27 @@ static void devinfo_get(const char *name, struct devinfo *d)
 		die("%s: cannot read the MAC", path);
 }
 
+/*
+ * The Q_Key @dev's sdr QP takes: random per device, so a sender must have
+ * learned it (root may read it; a peer gets it at connect).
+ */
+static uint32_t qkey_get(const char *dev)
+{
+	char path[128], buf[32], *end;
+	unsigned long q;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/qkey", dev);
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		die("%s: %s (root needed; or give --qkey)", path, strerror(-ret));
+	errno = 0;
+	q = strtoul(buf, &end, 0);
+	if (errno || *end || end == buf || q > UINT32_MAX)
+		die("%s: no Q_Key in \"%s\"", path, buf);
+	return (uint32_t)q;
+}
+
 static uint8_t policy_byte(const char *s)
 {
 	if (!strcmp(s, "sr"))
@@ -363,6 +414,9 @@ static int flow_read(const char *dev, uint32_t id, struct flow_ref *f,
 	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/policy", dev, id);
 	if (!read_line(path, buf, sizeof(buf)))
 		f->policy = policy_byte(buf);
+	/* no such file (a module without auth): nothing to predict by */
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/auth", dev, id);
+	f->auth = !read_line(path, buf, sizeof(buf)) && strcmp(buf, "off");
 	return 0;
 }
 
@@ -414,7 +468,7 @@ static struct flow_ref *flow_find(struct rogue *r, uint32_t id)
 static int scan_flows(struct rogue *r, bool final)
 {
 	struct flow_ref now[MAX_FLOWS];
-	int n, i, j, alive = 0;
+	int n, i, j, k, alive = 0;
 	char state[32];
 
 	n = list_flows(r->tgt.name, r->peer.gid, now, MAX_FLOWS);
@@ -439,15 +493,19 @@ static int scan_flows(struct rogue *r, bool final)
 		}
 		if (!there || strcmp(state, "connected")) {
 			/*
-			 * A closed flow drops as no_flow, a gone one too: what
-			 * was not confirmed may have met it connected or not.
+			 * A gone flow drops as no_flow; one that lingers
+			 * (closed, not yet destroyed) may still check and
+			 * drop as before: what was not confirmed may have
+			 * met it connected or not.
 			 */
-			for (j = 0; j <= CONFIRM_SCANS; j++) {
-				f->late += f->pend[j];
-				f->pend[j] = 0;
-			}
+			for (k = 0; k < P_NR; k++)
+				for (j = 0; j <= CONFIRM_SCANS; j++) {
+					f->late[k] += f->pend[k][j];
+					f->pend[k][j] = 0;
+				}
 			f->alive = false;
 			f->gone = true;
+			f->lingers = there;
 			snprintf(f->why, sizeof(f->why), "%s at %.1f s",
 				 there ? state : strerror(-ret),
 				 (mono_ns() - r->t_start) / 1e9);
@@ -455,15 +513,18 @@ static int scan_flows(struct rogue *r, bool final)
 		}
 		f->alive = true;
 		alive++;
-		/* sent a second or more before a scan that saw it connected */
-		f->confirmed += f->pend[CONFIRM_SCANS];
-		for (j = CONFIRM_SCANS; j > 0; j--)
-			f->pend[j] = f->pend[j - 1];
-		f->pend[0] = 0;
-		if (final) {	/* after the last send and a second of quiet */
+		for (k = 0; k < P_NR; k++) {
+			/* sent a second or more before a scan that saw it connected */
+			f->confirmed[k] += f->pend[k][CONFIRM_SCANS];
+			for (j = CONFIRM_SCANS; j > 0; j--)
+				f->pend[k][j] = f->pend[k][j - 1];
+			f->pend[k][0] = 0;
+			if (!final)
+				continue;
+			/* after the last send and a second of quiet */
 			for (j = 0; j <= CONFIRM_SCANS; j++) {
-				f->confirmed += f->pend[j];
-				f->pend[j] = 0;
+				f->confirmed[k] += f->pend[k][j];
+				f->pend[k][j] = 0;
 			}
 		}
 	}
@@ -751,6 +812,7 @@ static void capture_one(struct rogue *r, const uint8_t *f, size_t n)
 	slot = &r->ring[r->nring++ % RING];
 	memcpy(slot->b, f, n);
 	slot->len = (uint16_t)n;
+	slot->sdr_len = (uint16_t)sdr_len;
 	i = r->captured - 1;
 	if (i < RESERVOIR)
 		slot = &r->reservoir[r->nres++];
@@ -760,6 +822,7 @@ static void capture_one(struct rogue *r, const uint8_t *f, size_t n)
 		return;
 	memcpy(slot->b, f, n);
 	slot->len = (uint16_t)n;
+	slot->sdr_len = (uint16_t)sdr_len;
 }
 
 static void capture_drain(struct rogue *r)
@@ -1116,17 +1179,142 @@ static size_t forge(struct rogue *r, enum shape sh, uint8_t *buf,
 	return len;
 }
 
-/* The drop counter a blind forgery must land in at the target. */
-static int predict(struct rogue *r, const uint8_t *buf, size_t len)
+/* A captured frame: a recent one or one of the uniform sample. */
+static const struct frame *pick_capture(struct rogue *r)
+{
+	return rnd_below(r, 2) ?
+		&r->ring[rnd_below(r, min_t(uint32_t, r->nring, RING))] :
+		&r->reservoir[rnd_below(r, r->nres)];
+}
+
+/*
+ * A captured frame for a known flow that authenticates, a live one if a
+ * few random picks find one, and its packet in *p: what SH_COPIED alters
+ * (at a flow without tags a copy would be taken, and corrupt the data).
+ * NULL: none.
+ */
+static const struct frame *pick_copy(struct rogue *r, struct sdr_pkt *p)
+{
+	const struct frame *c, *best = NULL;
+	bool best_alive = false;
+	struct flow_ref *f;
+	struct sdr_pkt q;
+	int i;
+
+	for (i = 0; i < COPY_PICKS && !best_alive; i++) {
+		c = pick_capture(r);
+		if (sdr_wire_decode(c->b + SDR_OFF, c->sdr_len, &q))
+			continue;
+		f = flow_find(r, q.dst_flow);
+		if (!f || !f->auth || (best && !f->alive))
+			continue;
+		best = c;
+		best_alive = f->alive;
+		*p = q;
+	}
+	return best;
+}
+
+static void put_hdr32_xor(struct rogue *r, uint8_t *buf, size_t off)
+{
+	/* never 0: the field must change */
+	put_be32(buf + off, get_be32(buf + off) ^ (1 + rnd_below(r, U32_MAX)));
+}
+
+/*
+ * SH_COPIED: captured genuine packet @p, framed in @c, into @buf with one
+ * change its tag covers.  Flow ids, token, msg_seq, offset and the tag
+ * stay and the packet still decodes, so all that can turn it away is the
+ * tag check: rogue has everything but the key.  Its length; *pn_forged:
+ * the change was the packet number.
+ */
+static size_t forge_copied(struct rogue *r, const struct frame *c,
+			   const struct sdr_pkt *p, uint8_t *buf,
+			   bool *pn_forged)
+{
+	const size_t imm = offsetof(struct sdr_wire_hdr, imm);
+	uint8_t *pay = buf + SDR_WIRE_HDR_LEN;
+	size_t len = c->sdr_len;
+	struct sdr_pkt q;
+	uint32_t i, n;
+
+	memcpy(buf, c->b + SDR_OFF, len);
+	*pn_forged = !rnd_below(r, 4);
+	if (*pn_forged) {
+		/*
+		 * The same packet under a number the flow has not taken (one
+		 * the peer may use later: a bad tag never moves the window).
+		 */
+		uint64_t pn = p->pn + 1 + rnd_below(r, 1 << 20);
+
+		put_be32(buf + SDR_WIRE_PN_OFF, (uint32_t)(pn >> 32));
+		put_be32(buf + SDR_WIRE_PN_OFF + 4, (uint32_t)pn);
+		return len;
+	}
+	if (p->type == SDR_PKT_DATA) {
+		/* a run of payload bytes, each one changed */
+		i = rnd_below(r, p->payload_len);
+		n = min_t(uint32_t, 1 + rnd_below(r, 8), p->payload_len - i);
+		while (n--)
+			pay[i++] ^= (uint8_t)(1 + rnd_below(r, 255));
+		return len;
+	}
+	/*
+	 * A control packet: imm where the parser allows one (a COMPLETE
+	 * ACK's, ADAPTIVE's ACKs and NACKs), else ts, which it never checks.
+	 */
+	put_hdr32_xor(r, buf, imm);
+	if (rnd_below(r, 2) || sdr_wire_decode(buf, (u32)len, &q)) {
+		memcpy(buf + imm, c->b + SDR_OFF + imm, 4);
+		put_hdr32_xor(r, buf, offsetof(struct sdr_wire_hdr, ts));
+	}
+	return len;
+}
+
+/*
+ * Count a decoded packet under predicted drop @k at known flow @f (NULL:
+ * an id the target does not have): settled at a later scan while @f is
+ * live; @k or no_flow while it lingers after leaving "connected"; no_flow
+ * once it is gone.
+ */
+static void expect_at(struct rogue *r, struct flow_ref *f, int k)
+{
+	if (f && f->alive)
+		f->pend[k][0]++;
+	else if (f && f->lingers)
+		f->late[k]++;
+	else
+		r->expect[SDR_DROP_NO_FLOW]++;
+}
+
+/*
+ * Count a packet sent under the drop it must land in at the target: the
+ * parser's reason, else what sdr_flow_rx() checks first that it fails:
+ * the token for a blind forgery (P_TOKEN), the tag for a copy (P_TAG),
+ * the replay window for a replay (P_REPLAY: the peer's own bytes pass
+ * token, tag and peer checks, and their packet number was taken by the
+ * original, or, if the replay overtook it, the original meets a taken
+ * number instead).
+ */
+static void predict(struct rogue *r, const uint8_t *buf, size_t len, int k)
 {
 	struct sdr_pkt p;
 	int ret = sdr_wire_decode(buf, (u32)len, &p);
 	struct flow_ref *f;
 
-	if (ret < 0)
-		return -ret;
+	if (ret < 0) {
+		r->expect[-ret]++;
+		return;
+	}
 	f = flow_find(r, p.dst_flow);
-	return f && f->alive ? SDR_DROP_TOKEN : SDR_DROP_NO_FLOW;
+	/*
+	 * A flow without a window takes a replay to its policy as a
+	 * duplicate or a stale packet: nothing exact to predict.
+	 */
+	if (k != P_REPLAY || (f && f->auth))
+		expect_at(r, f, k);
+	else if (!f)
+		r->replay_unsure++;	/* a flow not scanned yet may hold it */
 }
 
 /* ---- the run ---- */
@@ -1135,7 +1323,7 @@ static enum shape pick_shape(struct rogue *r, int mode)
 {
 	if (mode == M_RAW && r->o.replay_pct && r->captured &&
 	    rnd_below(r, 100) < r->o.replay_pct)
-		return SH_REPLAY;
+		return rnd_below(r, 2) ? SH_REPLAY : SH_COPIED;
 	return (enum shape)rnd_below(r, SH_REPLAY);
 }
 
@@ -1143,34 +1331,42 @@ static int send_one(struct rogue *r, int mode)
 {
 	static uint8_t buf[MAX_SDR_LEN], fr[MAX_FRAME];
 	enum shape sh = pick_shape(r, mode);
-	struct flow_ref *f = NULL;
+	const struct frame *c;
+	struct flow_ref *f;
+	struct sdr_pkt p;
+	bool pn_forged;
 	size_t len;
-	int reason, ret;
+	int ret;
 
 	if (sh == SH_REPLAY) {
-		const struct frame *c = rnd_below(r, 2) ?
-			&r->ring[rnd_below(r, min_t(uint32_t, r->nring, RING))] :
-			&r->reservoir[rnd_below(r, r->nres)];
-
+		c = pick_capture(r);
 		ret = raw_send(r, c->b, c->len);
+		if (!ret)
+			predict(r, c->b + SDR_OFF, c->sdr_len, P_REPLAY);
 		goto out;
 	}
+	if (sh == SH_COPIED) {
+		c = pick_copy(r, &p);
+		if (c) {
+			len = forge_copied(r, c, &p, buf, &pn_forged);
+			ret = raw_send(r, fr, build_frame(r, fr, buf, len, false));
+			if (!ret) {
+				r->copied_pn += pn_forged;
+				predict(r, buf, len, P_TAG);
+			}
+			goto out;
+		}
+		/* nothing captured for a flow that authenticates */
+		sh = (enum shape)rnd_below(r, SH_REPLAY);
+	}
 	len = forge(r, sh, buf, &f);
-	reason = predict(r, buf, len);
 	if (mode == M_RAW)
 		ret = raw_send(r, fr, build_frame(r, fr, buf, len, false));
 	else
 		ret = verbs_send(r, buf, len);
 	if (!ret) {
-		struct sdr_pkt p;
-
 		r->blind++;
-		if (reason == SDR_DROP_TOKEN &&
-		    !sdr_wire_decode(buf, (u32)len, &p) &&
-		    (f = flow_find(r, p.dst_flow)))
-			f->pend[0]++;	/* confirmed or late at a later scan */
-		else
-			r->expect[reason]++;
+		predict(r, buf, len, P_TOKEN);
 	}
 out:
 	if (ret) {
@@ -1220,40 +1416,79 @@ static int probe(struct rogue *r)
 	return nf1 - nf0 == r->o.probe && nf2 == nf1 ? 0 : 1;
 }
 
+/* A JSON object of @v by the drop each P_ index predicts. */
+static void json_by_reason(const char *key, const uint64_t *v)
+{
+	int k;
+
+	printf(",\"%s\":{", key);
+	for (k = 0; k < P_NR; k++)
+		printf("%s\"%s\":%" PRIu64, k ? "," : "",
+		       sdr_drop_reason_name(p_reason[k]), v[k]);
+	printf("}");
+}
+
+static bool is_p_reason(int reason)
+{
+	int k;
+
+	for (k = 0; k < P_NR; k++)
+		if (p_reason[k] == reason)
+			return true;
+	return false;
+}
+
 static void summary(struct rogue *r, double secs)
 {
-	uint64_t confirmed = 0, late = 0;
+	uint64_t confirmed[P_NR] = { 0 }, late[P_NR] = { 0 };
+	const struct flow_ref *f;
 	const char *sep = "";
-	int s, i;
+	int s, i, k;
 
-	for (i = 0; i < r->nflows; i++) {
-		confirmed += r->flows[i].confirmed;
-		late += r->flows[i].late;	/* the final scan emptied pend[] */
-	}
-	r->expect[SDR_DROP_TOKEN] = confirmed;
+	for (i = 0; i < r->nflows; i++)
+		for (k = 0; k < P_NR; k++) {
+			confirmed[k] += r->flows[i].confirmed[k];
+			/* the final scan emptied pend[] */
+			late[k] += r->flows[i].late[k];
+		}
+	for (k = 0; k < P_NR; k++)
+		r->expect[p_reason[k]] = confirmed[k];
 	if (!r->o.quiet) {
-		printf("rogue: %s (qpn %u) as %s (qpn %u, %s on %s): %" PRIu64
-		       " packets in %.1f s, seed %" PRIu64 "\n", r->tgt.name,
+		printf("rogue: %s (qpn %u) as %s (qpn %u, %s on %s, qkey %#x): %"
+		       PRIu64 " packets in %.1f s, seed %" PRIu64 "\n", r->tgt.name,
 		       r->tgt_qpn, r->peer.name, r->peer_qpn,
 		       inet_ntoa(*(struct in_addr *)&r->peer.ip), r->peer.netdev,
-		       r->sent, secs, r->o.seed);
+		       r->o.qkey, r->sent, secs, r->o.seed);
 		printf("  %-14s %8s %8s\n", "shape", "raw", "verbs");
 		for (s = 0; s < SH_NR; s++)
 			printf("  %-14s %8" PRIu64 " %8" PRIu64 "\n", shape_names[s],
 			       r->sent_shape[s][M_RAW], r->sent_shape[s][M_VERBS]);
 		printf("  blind %" PRIu64 ": aimed at live flows %" PRIu64
-		       " (+%" PRIu64 " late)", r->blind, confirmed, late);
+		       " (+%" PRIu64 " late)", r->blind, confirmed[P_TOKEN],
+		       late[P_TOKEN]);
 		for (s = 1; s < SDR_DROP_NR; s++)
-			if (r->expect[s] && s != SDR_DROP_TOKEN)
+			if (r->expect[s] && !is_p_reason(s))
 				printf(", %s %" PRIu64, sdr_drop_reason_name(s), r->expect[s]);
-		printf("\n  captured %" PRIu64 " (ICRC as computed %" PRIu64
+		printf("\n  at live flows that authenticate: replays %" PRIu64
+		       " (+%" PRIu64 " late, %" PRIu64 " for flows never seen)",
+		       confirmed[P_REPLAY], late[P_REPLAY], r->replay_unsure);
+		printf(", copies %" PRIu64 " (+%" PRIu64 " late; %" PRIu64
+		       " with a forged packet number)\n", confirmed[P_TAG],
+		       late[P_TAG], r->copied_pn);
+		printf("  captured %" PRIu64 " (ICRC as computed %" PRIu64
 		       ", differs %" PRIu64 "), send errors %" PRIu64
 		       ", verbs completion errors %" PRIu64 "\n", r->captured,
 		       r->icrc_ok, r->icrc_bad, r->send_errors, r->verbs_errors);
-		for (i = 0; i < r->nflows; i++)
-			printf("  flow %u: confirmed %" PRIu64 " late %" PRIu64 "%s%s\n",
-			       r->flows[i].id, r->flows[i].confirmed, r->flows[i].late,
-			       r->flows[i].gone ? ", gone: " : "", r->flows[i].why);
+		for (i = 0; i < r->nflows; i++) {
+			f = &r->flows[i];
+			printf("  flow %u (auth %s): confirmed %" PRIu64 "/%" PRIu64
+			       "/%" PRIu64 " late %" PRIu64 "/%" PRIu64 "/%" PRIu64
+			       " (token/tag/replay)%s%s\n", f->id,
+			       f->auth ? "on" : "off", f->confirmed[P_TOKEN],
+			       f->confirmed[P_TAG], f->confirmed[P_REPLAY],
+			       f->late[P_TOKEN], f->late[P_TAG], f->late[P_REPLAY],
+			       f->gone ? ", gone: " : "", f->why);
+		}
 		if (r->first_bad_state_ms)
 			printf("  state seen: %s at %" PRId64 " ms\n", r->bad_state,
 			       r->first_bad_state_ms);
@@ -1261,17 +1496,20 @@ static void summary(struct rogue *r, double secs)
 	if (!r->o.json)
 		return;
 	printf("{\"dev\":\"%s\",\"peer\":\"%s\",\"qpn\":%u,\"peer_qpn\":%u,"
-	       "\"seed\":%" PRIu64 ",\"waited\":%.3f,\"seconds\":%.3f,\"sent\":%" PRIu64
-	       ",\"send_errors\":%" PRIu64 ",\"verbs_errors\":%" PRIu64 ",\"shapes\":{",
-	       r->tgt.name, r->peer.name, r->tgt_qpn, r->peer_qpn, r->o.seed,
-	       r->waited_s, secs,
+	       "\"qkey\":%u,\"seed\":%" PRIu64 ",\"waited\":%.3f,\"seconds\":%.3f,"
+	       "\"sent\":%" PRIu64 ",\"send_errors\":%" PRIu64
+	       ",\"verbs_errors\":%" PRIu64 ",\"shapes\":{",
+	       r->tgt.name, r->peer.name, r->tgt_qpn, r->peer_qpn, r->o.qkey,
+	       r->o.seed, r->waited_s, secs,
 	       r->sent, r->send_errors, r->verbs_errors);
 	for (s = 0; s < SH_NR; s++) {
 		printf("%s\"%s\":[%" PRIu64 ",%" PRIu64 "]", sep, shape_names[s],
 		       r->sent_shape[s][M_RAW], r->sent_shape[s][M_VERBS]);
 		sep = ",";
 	}
-	printf("},\"blind\":%" PRIu64 ",\"late\":%" PRIu64 ",\"expect\":{", r->blind, late);
+	/* "late": bad_token's, as before there were other predictions */
+	printf("},\"blind\":%" PRIu64 ",\"late\":%" PRIu64 ",\"expect\":{",
+	       r->blind, late[P_TOKEN]);
 	sep = "";
 	for (s = 1; s < SDR_DROP_NR; s++) {
 		if (!r->expect[s])
@@ -1279,17 +1517,28 @@ static void summary(struct rogue *r, double secs)
 		printf("%s\"%s\":%" PRIu64, sep, sdr_drop_reason_name(s), r->expect[s]);
 		sep = ",";
 	}
-	printf("},\"flows\":{");
-	for (i = 0; i < r->nflows; i++)
-		printf("%s\"%u\":[%" PRIu64 ",%" PRIu64 ",\"%s\"]", i ? "," : "",
-		       r->flows[i].id, r->flows[i].confirmed, r->flows[i].late,
-		       r->flows[i].why);
+	printf("}");
+	json_by_reason("confirmed", confirmed);
+	json_by_reason("late_by", late);
+	printf(",\"unsure\":{\"replay\":%" PRIu64 "},\"copied_pn\":%" PRIu64
+	       ",\"flows\":{", r->replay_unsure, r->copied_pn);
+	for (i = 0; i < r->nflows; i++) {
+		f = &r->flows[i];
+		printf("%s\"%u\":{\"auth\":%s", i ? "," : "", f->id,
+		       f->auth ? "true" : "false");
+		json_by_reason("confirmed", f->confirmed);
+		json_by_reason("late", f->late);
+		printf(",\"why\":\"%s\"}", f->why);
+	}
 	printf("},\"captured\":%" PRIu64 ",\"captured_by_type\":{\"data\":%" PRIu64
 	       ",\"ack\":%" PRIu64 ",\"nack\":%" PRIu64 ",\"rnr\":%" PRIu64
-	       ",\"close\":%" PRIu64 "},\"icrc_ok\":%" PRIu64 ",\"icrc_bad\":%" PRIu64
+	       ",\"close\":%" PRIu64 ",\"credit\":%" PRIu64 ",\"probe\":%" PRIu64
+	       "},\"icrc_ok\":%" PRIu64 ",\"icrc_bad\":%" PRIu64
 	       ",\"bad_state\":\"%s\",\"bad_state_ms\":%" PRId64 "}\n",
-	       r->captured, r->cap_by_type[1], r->cap_by_type[2], r->cap_by_type[3],
-	       r->cap_by_type[4], r->cap_by_type[5], r->icrc_ok, r->icrc_bad,
+	       r->captured, r->cap_by_type[SDR_PKT_DATA], r->cap_by_type[SDR_PKT_ACK],
+	       r->cap_by_type[SDR_PKT_NACK], r->cap_by_type[SDR_PKT_RNR],
+	       r->cap_by_type[SDR_PKT_CLOSE], r->cap_by_type[SDR_PKT_CREDIT],
+	       r->cap_by_type[SDR_PKT_PROBE], r->icrc_ok, r->icrc_bad,
 	       r->bad_state, r->first_bad_state_ms);
 }
 
@@ -1306,12 +1555,14 @@ static void usage(FILE *f)
 "  -t, --time SEC       stop after SEC seconds (10)\n"
 "  -r, --rate PPS       at most PPS packets per second (0: no limit; 1000)\n"
 "  -s, --seed N         random seed (default: from the clock; printed)\n"
-"      --replay PCT     share of raw packets that replay captured genuine\n"
-"                       frames, once some were captured (20; 0: no capture)\n"
+"      --replay PCT     share of raw packets made from captured genuine\n"
+"                       frames, once some were captured: half replayed as\n"
+"                       they were, half copied with a change under their\n"
+"                       tag (20; 0: no capture)\n"
 "      --until-gone     also stop when every target flow seen has gone\n"
 "      --wait SEC       wait up to SEC for a connected flow on DEV (0)\n"
 "      --mark N         print \"rogue: mark N\" once N packets are out\n"
-"      --qkey Q         Q_Key (0x5d520001, sdr's)\n"
+"      --qkey Q         Q_Key (default: DEV's, /sys/class/sdr/DEV/qkey)\n"
 "      --qpn N          DEV's sdr QPN (default: from PEER's flows in sysfs)\n"
 "      --peer-qpn N     PEER's sdr QPN (default: from DEV's flows)\n"
 "      --probe N        only check that rxe takes the raw frames: N to an\n"
@@ -1355,7 +1606,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->seconds = 10;
 	o->rate = 1000;
 	o->replay_pct = 20;
-	o->qkey = SDR_QKEY_DEFAULT;
 	while ((c = getopt_long(argc, argv, "d:p:m:n:t:r:s:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -1379,7 +1629,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_GONE: o->until_gone = true; break;
 		case O_WAIT: o->wait_s = strtod(optarg, NULL); break;
 		case O_MARK: o->mark = strtoull(optarg, NULL, 0); break;
-		case O_QKEY: o->qkey = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_QKEY:
+			o->qkey = (uint32_t)strtoul(optarg, NULL, 0);
+			o->qkey_set = true;
+			break;
 		case O_QPN: o->qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PQPN: o->peer_qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PROBE: o->probe = (unsigned int)strtoul(optarg, NULL, 0); break;
@@ -1415,6 +1668,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	devinfo_get(r->o.dev, &r->tgt);
 	devinfo_get(r->o.peer, &r->peer);
+	if (!r->o.qkey_set)
+		r->o.qkey = qkey_get(r->tgt.name);
 
 	/* Both QPNs from the flows between the two (both ends connected). */
 	t0 = mono_ns();

@@ -1,22 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Hostile and stale input.  While an sdr_perf pair moves verified messages
-# from rxe0 to rxe1 under each policy, two rogues (tests/vm/bin/rogue) spray
-# forged packets at both ends' sdr QPs for the whole transfer, each posing
-# as the other end: raw RoCEv2 frames with the peer's address and QPN, and
+# Hostile and stale input.  While an sdr_perf pair (authenticated, its
+# default) moves verified messages from rxe0 to rxe1 under each policy, two
+# rogues (tests/vm/bin/rogue) spray forged packets at both ends' sdr QPs for
+# the whole transfer, each posing as the other end with the target's Q_Key
+# (read from sysfs): raw RoCEv2 frames with the peer's address and QPN, and
 # sends from a UD QP of their own; blind forgeries of every type aimed at
 # the real flow ids (read from sysfs: a guess that hit) and at unknown ids,
-# truncated and malformed headers, and replays of genuine frames captured
-# from the veth.  The transfer must not notice: exit 0, no verify error,
-# under SR and EC every message sent delivered and acknowledged (send_ok ==
-# recv_ok == sent_messages), no flow failed or closed by anyone but its
-# peer; and every forgery is dropped under the reason the receiver's own
-# parser predicts (bad_token for a decoded packet at a live flow).  Under
-# NONE nothing is retransmitted, so only verify and the drops are checked.
+# truncated and malformed headers; and, from genuine frames captured from
+# the veth, replays as they were and copies altered under their tag (payload
+# bytes, ts or imm, or a fresh packet number).  The transfer must not
+# notice: exit 0, no verify error, under SR and EC every message sent
+# delivered and acknowledged (send_ok == recv_ok == sent_messages), no flow
+# failed or closed by anyone but its peer; and every forgery is dropped
+# under the reason the rogue predicts from the receiver's own parser and
+# the order of its checks: bad_token for a blind packet, bad_tag for a copy,
+# replay for a replay, at a live flow; no_flow at an id that has none.
+# Each policy's run must have made both devices drop copies as bad_tag and
+# replays as replay.  Under NONE nothing is retransmitted, so only verify
+# and the drops are checked.
 . "$(dirname "$0")/lib.sh"
 
 read -ra policies <<<"${SDR_ROGUE_POLICIES:-none sr ec adaptive}"
-plan $((2 + 8 * ${#policies[@]}))
+plan $((2 + 9 * ${#policies[@]}))
 sdr_load
 rogue=$TOP/tests/vm/bin/rogue
 perf=$TOP/tools/sdr_perf
@@ -83,28 +89,43 @@ rd = lambda f: {l.split()[0]: int(l.split()[1]) for l in open(f)}
 b, a = rd(before), rd(after)
 d = {k: a[k] - b[k] for k in a}
 # frames rxe took but sdr never received (no receive posted): the only
-# way a forgery can miss its counter
+# way a forgery can miss its counter, or a replay's original the window
 lost = max(0, d.pop("rxe_rcvd") - d.pop("sdr_rx"))
-exp = r["expect"]
-tok, late = exp.get("bad_token", 0), r["late"]
-print("# %s: sent %d (blind %d), expected %s, late %d; drops %s; rxe lost %d"
-      % (name, r["sent"], r["blind"], exp, late,
+exp, late, unsure = r["expect"], r["late_by"], r["unsure"]
+# what was aimed at a known flow: if confirmed (the flow was there a
+# second later) in its own counter; if late, there or in no_flow
+flow_reasons = ("bad_token", "bad_tag", "replay")
+print("# %s: sent %d (blind %d, replayed %d, copied %d), expected %s, "
+      "late %s, unsure %s; drops %s; rxe lost %d"
+      % (name, r["sent"], r["blind"], r["shapes"]["replay"][0],
+         r["shapes"]["copied"][0], exp, late, unsure,
          {k: v for k, v in d.items() if v and k != "msgs_failed"}, lost))
 bad = []
 for k, v in exp.items():
-    if k not in ("bad_token", "no_flow") and not v - lost <= d[k]:
-        bad.append("%s: %d < %d" % (k, d[k], v))
-if not tok - lost <= d["bad_token"] <= tok + late:
-    bad.append("bad_token %d not in [%d, %d]" % (d["bad_token"], tok, tok + late))
-if d["bad_token"] + d["no_flow"] < tok + late + exp.get("no_flow", 0) - lost:
-    bad.append("bad_token + no_flow %d < %d" % (d["bad_token"] + d["no_flow"],
-               tok + late + exp.get("no_flow", 0)))
-if r["blind"] == 0 or tok == 0:
+    if k not in flow_reasons + ("no_flow",) and not v - lost <= d[k]:
+        bad.append("%s: %d < %d" % (k, d[k], v - lost))
+for k in flow_reasons:
+    lo = exp.get(k, 0) - lost
+    hi = exp.get(k, 0) + late.get(k, 0) + unsure.get(k, 0)
+    if not lo <= d[k] <= hi:
+        bad.append("%s %d not in [%d, %d]" % (k, d[k], lo, hi))
+want = sum(exp.get(k, 0) + late.get(k, 0) for k in flow_reasons) + \
+    exp.get("no_flow", 0) - lost
+got = sum(d[k] for k in flow_reasons) + d["no_flow"]
+if got < want:
+    bad.append("%s + no_flow %d < %d" % (" + ".join(flow_reasons), got, want))
+if r["blind"] == 0 or exp.get("bad_token", 0) == 0:
     bad.append("nothing blind aimed at a live flow")
 for b_ in bad:
     print("# " + b_)
 sys.exit(1 if bad else 0)
 EOF
+}
+
+# rose BEFORE AFTER COUNTER: how much COUNTER rose between two snaps.
+rose() {
+	echo $(($(awk -v k="$3" '$1 == k { print $2 }' "$2") -
+		$(awk -v k="$3" '$1 == k { print $2 }' "$1")))
 }
 
 # marked FILE PID: the rogue sent its --mark packets, or is gone.
@@ -188,14 +209,23 @@ for pol in "${policies[@]}"; do
 		check "$pol: no flow failed or closed but by its peer (failed $nfail, closed $nclosed <= 1, msgs_failed +$f0 +$f1)" \
 			test "$nfail/$((nclosed <= 1))/$f0/$f1" = 0/1/0/0
 	fi
-	check "$pol: rogue at rxe1 sent raw, verbs and replayed frames, all taken" \
-		python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).read().splitlines()[-1]); s=j["shapes"]; raw=sum(v[0] for v in s.values()); vb=sum(v[1] for v in s.values()); assert raw and vb and s["replay"][0] and j["sent"] >= int(sys.argv[2]) and not j["send_errors"] and not j["verbs_errors"], (raw, vb, s["replay"])' "$tmp/$pol.r1" "$npkts"
+	check "$pol: rogue at rxe1 sent raw, verbs, replayed and copied frames, all taken" \
+		python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).read().splitlines()[-1]); s=j["shapes"]; raw=sum(v[0] for v in s.values()); vb=sum(v[1] for v in s.values()); assert raw and vb and s["replay"][0] and s["copied"][0] and j["sent"] >= int(sys.argv[2]) and not j["send_errors"] and not j["verbs_errors"], (raw, vb, s["replay"], s["copied"])' "$tmp/$pol.r1" "$npkts"
 	check "$pol: rogue's ICRC equals rxe's on every captured genuine frame" \
 		python3 -c 'import json,sys; js=[json.loads(open(f).read().splitlines()[-1]) for f in sys.argv[1:]]; ok=sum(j["icrc_ok"] for j in js); bad=sum(j["icrc_bad"] for j in js); assert ok and not bad, (ok, bad)' "$tmp/$pol.r1" "$tmp/$pol.r0"
 	out=$(check_drops "$pol rxe1" "$tmp/$pol.r1" "$tmp/$pol.b1" "$tmp/$pol.a1" 2>&1)
 	show "$?" "$pol: forgeries at rxe1 (receiver) dropped as predicted" "$out"
 	out=$(check_drops "$pol rxe0" "$tmp/$pol.r0" "$tmp/$pol.b0" "$tmp/$pol.a0" 2>&1)
 	show "$?" "$pol: forgeries at rxe0 (sender) dropped as predicted" "$out"
+	# The points above bound these from both sides; this one says the
+	# run tested authentication at all: copies met the tag check and
+	# replays the window, at both ends.
+	tag0=$(rose "$tmp/$pol.b0" "$tmp/$pol.a0" bad_tag)
+	rp0=$(rose "$tmp/$pol.b0" "$tmp/$pol.a0" replay)
+	tag1=$(rose "$tmp/$pol.b1" "$tmp/$pol.a1" bad_tag)
+	rp1=$(rose "$tmp/$pol.b1" "$tmp/$pol.a1" replay)
+	check "$pol: copies dropped as bad_tag, replays as replay, at both ends (rxe0 +$tag0 +$rp0, rxe1 +$tag1 +$rp1)" \
+		test "$((tag0 > 0 && rp0 > 0 && tag1 > 0 && rp1 > 0))" = 1
 done
 echo >"$T/trace"
 rm -rf "$tmp"
