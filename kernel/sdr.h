@@ -84,6 +84,8 @@ extern unsigned int sdr_nack_interval_us;
 extern unsigned int sdr_ec_k;
 extern unsigned int sdr_ec_m;
 extern unsigned int sdr_ec_beta_pct;
+extern unsigned int sdr_ec_rx_max_k;
+extern unsigned int sdr_ec_rx_max_m;
 extern unsigned int sdr_fail_qp_recovery;
 
 enum sdr_dev_counter {
@@ -445,6 +447,9 @@ struct sdr_flow {
 	u32			policy;
 	u8			ec_k;		/* EC geometry of messages */
 	u8			ec_m;		/* posted from now on */
+	/* the largest EC geometry taken from the peer: fixed at connect */
+	u8			ec_rx_max_k;
+	u8			ec_rx_max_m;
 	pid_t			owner_pid;
 	uid_t			owner_uid;	/* in the init namespace */
 	u32			mtu;

@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -589,7 +590,43 @@ static const struct kernel_param_ops sdr_dev_mode_ops = {
 	.get	= sdr_dev_mode_get,
 };
 module_param_cb(dev_mode, &sdr_dev_mode_ops, NULL, 0444);
-MODULE_PARM_DESC(dev_mode, "Permissions of /dev/sdr, octal, at load (its group comes from udev) [default 0660]");
+MODULE_PARM_DESC(dev_mode, "Permissions of /dev/sdr, octal, at load (make install's udev rule keeps them) [default 0660]");
+
+/*
+ * The group /dev/sdr goes to: devtmpfs makes it root's, and udev gives it
+ * the group this names (make install's rule reads the parameter; it
+ * cannot be set from here, as for every misc device).  A group name or
+ * number, at load: "modprobe sdr dev_group=rdma".
+ */
+static char sdr_dev_group[33] = "sdr";
+
+static int sdr_dev_group_set(const char *val, const struct kernel_param *kp)
+{
+	size_t i, n = strcspn(val, "\n");
+
+	if (!n || n >= sizeof(sdr_dev_group) || val[n + (val[n] != 0)])
+		return -EINVAL;
+	/* what a group name may be (useradd's NAME_REGEX), or a number */
+	for (i = 0; i < n; i++)
+		if (!isalnum(val[i]) && val[i] != '_' &&
+		    (val[i] != '-' || !i) && (val[i] != '$' || i != n - 1))
+			return -EINVAL;
+	memcpy(sdr_dev_group, val, n);
+	sdr_dev_group[n] = 0;
+	return 0;
+}
+
+static int sdr_dev_group_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", sdr_dev_group);
+}
+
+static const struct kernel_param_ops sdr_dev_group_ops = {
+	.set	= sdr_dev_group_set,
+	.get	= sdr_dev_group_get,
+};
+module_param_cb(dev_group, &sdr_dev_group_ops, NULL, 0444);
+MODULE_PARM_DESC(dev_group, "Group udev gives /dev/sdr, a name or number, at load (make install's rule reads it) [default sdr]");
 
 static struct miscdevice sdr_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,

@@ -531,6 +531,9 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	flow->rx_next_post = flow->rx_seq0;
 	memcpy(flow->peer_gid.raw, p->gid, sizeof(flow->peer_gid.raw));
 	flow->peer_ep = *p;
+	/* what a peer's EC may cost us: decided now, by the local limits */
+	flow->ec_rx_max_k = READ_ONCE(sdr_ec_rx_max_k);
+	flow->ec_rx_max_m = READ_ONCE(sdr_ec_rx_max_m);
 	trace_sdr_flow_state(flow->id, flow->state, SDR_FLOW_CONNECTED);
 	flow->state = SDR_FLOW_CONNECTED;
 	flow->sr_heard_ns = ktime_get_ns();
@@ -705,6 +708,11 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 					  flow->max_msg_size);
 	if (reason)
 		return reason;
+	/* no larger code than the local limits took at connect */
+	if (pkt->policy == SDR_WIRE_POLICY_EC &&
+	    (SDR_EC_AUX_K(pkt->aux) > flow->ec_rx_max_k ||
+	     SDR_EC_AUX_M(pkt->aux) > flow->ec_rx_max_m))
+		return SDR_DROP_EC;
 	if ((pkt->flags & SDR_PKT_F_PARITY) && !(ops->features & SDR_PF_PARITY))
 		return SDR_DROP_FLAGS;	/* parity only where the policy has it */
 

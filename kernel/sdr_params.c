@@ -96,6 +96,10 @@ SDR_PARAM(ec_k, 32, 1, 64, 0644,
 	  "EC: data packets per submessage, the default of flows created from now on");
 SDR_PARAM(ec_m, 8, 1, 32, 0644,
 	  "EC: parity packets per full submessage (a short last one of kg gets max(m*kg/k, min(m, kg))), the default of flows created from now on");
+SDR_PARAM(ec_rx_max_k, 64, 1, 64, 0644,
+	  "EC: the largest k (data packets per submessage) a flow takes from its peer, fixed at connect (more: bad_ec)");
+SDR_PARAM(ec_rx_max_m, 32, 1, 32, 0644,
+	  "EC: the largest m (parity packets per submessage) a flow takes from its peer, fixed at connect (more: bad_ec)");
 SDR_PARAM(ec_beta_pct, 100, 0, 10000, 0644,
 	  "EC: a lost packet's RTO waits beta% of SRTT more, for parity to repair it");
 SDR_PARAM(fail_qp_recovery, 0, 0, 1, 0644,

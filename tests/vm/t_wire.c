@@ -773,3 +773,56 @@ TEST_F(authwire, tags_and_replays)
 	EXPECT_EQ(c.imm, 0xabcd);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
 }
+
+/*
+ * A flow takes no larger EC code than the local limits allowed when it
+ * connected (ec_rx_max_k, ec_rx_max_m): a packet of a larger k or m is
+ * bad_ec and leaves the receive untouched, whatever the limits say later;
+ * one within them lands.
+ */
+TEST(ec_geometry_bounded_at_connect)
+{
+	static const char *const km = "/sys/module/sdr/parameters/ec_rx_max_k";
+	static const char *const mm = "/sys/module/sdr/parameters/ec_rx_max_m";
+	struct sdr_flow_props props;
+	struct sdr_ep_auth ea;
+	struct sdr_ctx *ctx = NULL;
+	struct sdr_flow *flow = NULL;
+	struct sdr_recv *h;
+	struct raw raw;
+	struct sdr_pkt base, p;
+	long long be = drops("bad_ec");
+	int ret;
+
+	ASSERT_EQ(sysfs_write(km, "4"), 0);
+	ASSERT_EQ(sysfs_write(mm, "2"), 0);
+	ret = forge_pair(&ctx, &flow, &props, &raw, &base, SDR_AUTH_OFF, &ea);
+	/* the flow keeps what it read at connect */
+	EXPECT_EQ(sysfs_write(km, "64"), 0);
+	EXPECT_EQ(sysfs_write(mm, "32"), 0);
+	ASSERT_EQ(ret, 0);
+	ASSERT_EQ(sdr_recv_post(flow, 1, &h), 0);
+	base.policy = SDR_WIRE_POLICY_EC;
+	base.msg_len = 8 * props.payload;
+	p = base;
+	p.aux = SDR_EC_AUX(8, 2, 0);		/* k over the limit */
+	ASSERT_EQ(wire_send(&raw, data_pkt(&raw, &p, 0), raw.dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_ec", be + 1), be + 1);
+	p.aux = SDR_EC_AUX(4, 3, 0);		/* m over the limit */
+	ASSERT_EQ(wire_send(&raw, data_pkt(&raw, &p, 0), raw.dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_ec", be + 2), be + 2);
+	p.flags = SDR_PKT_F_PARITY;		/* parity of a too-large code */
+	p.aux = SDR_EC_AUX(4, 32, 5);
+	ASSERT_EQ(wire_send(&raw, data_pkt(&raw, &p, 0), raw.dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_ec", be + 3), be + 3);
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
+	EXPECT_EQ(sdr_recv_state(h)->flags, 0);
+	p = base;				/* within: it lands */
+	p.aux = SDR_EC_AUX(4, 2, 0);
+	ASSERT_EQ(wire_send(&raw, data_pkt(&raw, &p, 0), raw.dst_qkey), 0);
+	WAIT_UNTIL(sdr_recv_state(h)->packets_done == 1, WAIT_HANG_MS);
+	EXPECT_EQ(sdr_recv_state(h)->packets_done, 1);
+	EXPECT_EQ(drops("bad_ec"), be + 3);
+	raw_teardown(&raw);
+	sdr_close(ctx);
+}
