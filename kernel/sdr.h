@@ -438,6 +438,8 @@ struct sdr_auth {
 
 struct sdr_flow {
 	struct kref		ref;
+	/* kfree_rcu() takes it only in the struct's first 4 KiB: first */
+	struct rcu_head		rcu;
 	u32			id;
 	struct sdr_dev		*sdev;		/* holds a reference */
 	struct sdr_ctx		*ctx;		/* NULL once detached */
@@ -558,7 +560,6 @@ struct sdr_flow {
 	bool			retired;	/* counted in sdev->retired */
 	struct kobject		*kobj;		/* flows/<id> in sysfs */
 	struct work_struct	free_work;
-	struct rcu_head		rcu;
 };
 
 /*
