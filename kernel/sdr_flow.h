@@ -184,6 +184,11 @@ void sdr_flow_arm(struct sdr_flow *flow, u64 deadline_ns);
 int sdr_flow_engine_init(struct sdr_flow *flow);
 void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *cfg);
 void sdr_flow_engine_stats(struct sdr_flow *flow, struct sdr_sr_stats *st);
+/* a policy's sysfs names of sdr_flow_cc_stat()'s figures, in its order */
+#define SDR_FLOW_CC_NAMES \
+	"window", "rate_kbit", "delivery_kbit", "cc_rounds", "cc_cuts"
+#define SDR_FLOW_CC_STATS	5
+u64 sdr_flow_cc_stat(const struct sdr_sr_flow *f, u32 i);
 struct sdr_ctrl *sdr_ctrlq_add(struct sdr_flow *flow, struct sdr_ctrlq *q,
 			       u32 policy, u32 seq);
 /* No lock held: sends what @q holds to the flow's peer. */

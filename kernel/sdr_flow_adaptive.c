@@ -59,7 +59,7 @@ static const char * const sdr_adk_stats[] = {
 	"rto_extra_us", "srtt_us", "rto_us",
 	"ack_every", "retransmits", "timeouts", "spurious_retx", "late_nacks",
 	"tail_probes", "acks_tx", "acks_rx", "nacks_tx", "nacks_rx",
-	"urgent_dups", NULL,
+	"urgent_dups", SDR_FLOW_CC_NAMES, NULL,
 };
 
 static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
@@ -94,6 +94,8 @@ static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
 	case 21: return f->st.nacks_rx;
 	case 22: return f->st.urgent_dups;
 	}
+	if (i >= 23 && i < 23 + SDR_FLOW_CC_STATS)
+		return sdr_flow_cc_stat(f, i - 23);
 	return 0;
 }
 

@@ -445,6 +445,9 @@ void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *c)
 	c->pay = flow->payload;
 	c->pkts_per_chunk = flow->pkts_per_chunk;
 	c->max_inflight = READ_ONCE(sdr_max_inflight);
+	c->win_init = min(READ_ONCE(sdr_win_init), c->max_inflight);
+	c->pace_bps = (u64)READ_ONCE(sdr_rate_mbit) * 1000000;
+	c->loss_cut_pct = READ_ONCE(sdr_loss_cut_pct);
 	c->alpha_pct = READ_ONCE(sdr_alpha_pct);
 	c->rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
 	c->rto_min_ns = (u64)READ_ONCE(sdr_rto_min_us) * NSEC_PER_USEC;
@@ -459,6 +462,24 @@ void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *c)
 	c->ec_beta_pct = READ_ONCE(sdr_ec_beta_pct);
 	if (c->rto_min_ns > c->rto_max_ns)
 		c->rto_min_ns = c->rto_max_ns;
+}
+
+/*
+ * The window and the rate of engine state @f, SDR_FLOW_CC_NAMES' @i-th:
+ * packets it may have in flight, its pacing rate (0: none) and the
+ * delivery rate it measured (wire kbit/s), rounds measured and rounds
+ * whose loss restarted the estimate.
+ */
+u64 sdr_flow_cc_stat(const struct sdr_sr_flow *f, u32 i)
+{
+	switch (i) {
+	case 0: return sdr_sr_window(f);
+	case 1: return div_u64(sdr_sr_rate_Bps(f) * 8, 1000);
+	case 2: return f->cc_on ? div_u64(f->cc.bw * 8, 1000) : 0;
+	case 3: return f->cc.rounds;
+	case 4: return f->cc.cuts;
+	}
+	return 0;
 }
 
 /*

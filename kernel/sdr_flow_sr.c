@@ -429,7 +429,7 @@ bool sdr_srk_rx_poll(struct sdr_flow *flow, u32 idx, u64 now,
 static const char * const sdr_srk_stats[] = {
 	"retransmits", "timeouts", "spurious_retx", "acks_tx", "acks_rx",
 	"nacks_tx", "nacks_rx", "rnr_rx", "srtt_us", "rto_us",
-	"urgent_dups", "tail_probes", NULL,
+	"urgent_dups", "tail_probes", SDR_FLOW_CC_NAMES, NULL,
 };
 
 /* The engine's counters of the flow's SR and EC messages, and its RTT. */
@@ -451,6 +451,8 @@ static u64 sdr_srk_stat(struct sdr_flow *flow, u32 i)
 	case 10: return st->urgent_dups;
 	case 11: return st->tail_probes;
 	}
+	if (i >= 12 && i < 12 + SDR_FLOW_CC_STATS)
+		return sdr_flow_cc_stat(&flow->sr, i - 12);
 	return 0;
 }
 

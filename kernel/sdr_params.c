@@ -90,8 +90,14 @@ SDR_PARAM(reorder_us, 5000, 1, 10000000, 0644,
 	  "SR: a hole younger than this is reordering, not loss (no NACK yet), us");
 SDR_PARAM(nack_interval_us, 20000, 100, 10000000, 0644,
 	  "SR: time between NACK rounds of one message, us (about an RTT)");
-SDR_PARAM(max_inflight, 256, 1, 65536, 0644,
-	  "SR: packets in flight per flow (keep below the peer's recv_depth)");
+SDR_PARAM(max_inflight, 65536, 16, 4194304, 0644,
+	  "SR/EC/ADAPTIVE: the most packets in flight per flow; the window is sized from the path up to it");
+SDR_PARAM(win_init, 256, 0, 4194304, 0644,
+	  "SR/EC/ADAPTIVE: packets in flight before the path is measured; 0: the window is max_inflight, fixed, and SR/EC are paced only at rate_mbit");
+SDR_PARAM(rate_mbit, 0, 0, 10000000, 0644,
+	  "SR/EC: a fixed sending rate for new flows, Mbit/s on the wire (a dedicated link); 0: the path's, measured");
+SDR_PARAM(loss_cut_pct, 25, 0, 100, 0644,
+	  "SR/EC: a round losing more than this % of what it sent restarts the rate estimate; 0: never");
 SDR_PARAM(ec_k, 32, 1, 64, 0644,
 	  "EC: data packets per submessage, the default of flows created from now on");
 SDR_PARAM(ec_m, 8, 1, 32, 0644,

@@ -146,8 +146,61 @@ void sdr_sr_flow_set_paths(struct sdr_sr_flow *f, struct sdr_paths *ps)
 	f->paths = ps;
 }
 
+/* packets the flow may have in flight now */
+u32 sdr_sr_window(const struct sdr_sr_flow *f)
+{
+	return f->cc_on ? sdr_cc_window(&f->cc) : f->cfg.max_inflight;
+}
+
+/* the rate the flow paces at, bytes/s (wire bytes); 0: not paced */
+u64 sdr_sr_rate_Bps(const struct sdr_sr_flow *f)
+{
+	return f->pace_fs1024 ? div64_u64(1000000000000ULL << 10,
+					  f->pace_fs1024) : 0;
+}
+
+/* SR and EC pace at the rate the window's controller sets (ADAPTIVE learns its own) */
+static void sdr_sr_cc_pace(struct sdr_sr_flow *f)
+{
+	u64 r;
+
+	if (!f->cc_on || sdr_sr_adaptive(f))
+		return;
+	r = sdr_cc_rate(&f->cc);
+	f->pace_fs1024 = r ? div64_u64(1000000000000ULL << 10, r) : 0;
+	sdr_sr_pace_burst(f);
+}
+
+/*
+ * A fixed rate (@pace_bps bit/s) or, with 0, the path's own (window and
+ * rate from the path only; else the rate is fixed and the window, too,
+ * is max_inflight).
+ */
+void sdr_sr_set_rate(struct sdr_sr_flow *f, u64 pace_bps)
+{
+	f->cfg.pace_bps = pace_bps;
+	f->pace_cfg_fs1024 = pace_bps ?
+		div64_u64(8000000000000ULL << 10, pace_bps) : 0;
+	if (f->cc_on) {
+		sdr_cc_set_rate(&f->cc, div_u64(pace_bps, 8));
+		sdr_sr_cc_pace(f);
+	} else {
+		f->pace_fs1024 = f->pace_cfg_fs1024;
+		sdr_sr_pace_burst(f);
+	}
+}
+
+/* The receiver's window, in packets (U32_MAX: none). */
+void sdr_sr_set_rwnd(struct sdr_sr_flow *f, u32 rwnd)
+{
+	if (f->cc_on)
+		sdr_cc_set_rwnd(&f->cc, rwnd);
+}
+
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 {
+	struct sdr_cc_cfg cc;
+
 	memset(f, 0, sizeof(*f));
 	f->cfg = *cfg;
 	if (!f->cfg.ack_every)
@@ -166,6 +219,40 @@ void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg)
 	f->base_win_ns = U64_MAX;
 	f->rnd_min_ns = U64_MAX;
 	f->rnd_prev_ns = U64_MAX;
+	if (f->cfg.win_init) {
+		memset(&cc, 0, sizeof(cc));
+		cc.pkt_bytes = f->cfg.pay + SDR_WIRE_HDR_LEN;
+		cc.win_init = f->cfg.win_init;
+		cc.win_min = SDR_SR_WIN_MIN;
+		cc.win_max = f->cfg.max_inflight;
+		cc.burst_pkts = f->cfg.pace_burst / cc.pkt_bytes;
+		cc.loss_cut_pct = f->cfg.loss_cut_pct;
+		cc.rate_Bps = div_u64(f->cfg.pace_bps, 8);
+		sdr_cc_init(&f->cc, &cc);
+		f->cc_on = true;
+		sdr_sr_cc_pace(f);
+	}
+}
+
+/*
+ * @n packets of @m were acknowledged for the first time: the window's
+ * controller counts them as delivered, in wire bytes (an EC message's
+ * with their share of the parity, which is never acknowledged but held
+ * the path as well).
+ */
+static void sdr_sr_cc_delivered(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+				u32 n, u64 now_ns)
+{
+	u64 bytes = (u64)n * (m->pay + SDR_WIRE_HDR_LEN);
+
+	if (!f->cc_on)
+		return;
+	if (m->ec_k)
+		bytes = div_u64(bytes * (m->ec_k + m->ec_m), m->ec_k);
+	sdr_cc_delivered(&f->cc, bytes,
+			 f->rtt.samples ? sdr_sr_base_rtt(f, now_ns) : 0,
+			 f->inflight, now_ns);
+	sdr_sr_cc_pace(f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -322,6 +409,8 @@ static void sdr_sr_mark_lost(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 i,
 	sdr_sr_unlink(m, i);
 	sdr_sr_leave_flight(f, m);
 	sdr_sr_link(m, i, SDR_SR_W_LOST);
+	if (f->cc_on)
+		sdr_cc_lost(&f->cc);
 	if (f->paths) {
 		if (blame)
 			sdr_path_lost(f->paths, m->path[i], now);
@@ -729,6 +818,8 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
 	u64 cost_ps, floor_ns;
 	u32 rem;
 
+	if (f->cc_on)
+		sdr_cc_sent(&f->cc);
 	if (!f->pace_fs1024)
 		return;
 	floor_ns = now_ns > f->pace_burst_ns ? now_ns - f->pace_burst_ns : 0;
@@ -740,7 +831,8 @@ static void sdr_sr_pace(struct sdr_sr_flow *f, u32 len, u64 now_ns)
 	 * drained or down, the rest carry their own share, not all of it.
 	 * (ADAPTIVE paces at what arrives, which follows by itself.)
 	 */
-	if (f->paths && f->paths->n > 1 && !sdr_sr_adaptive(f)) {
+	if (f->paths && f->paths->n > 1 && f->pace_cfg_fs1024 &&
+	    !sdr_sr_adaptive(f)) {
 		u32 usable = sdr_path_usable(f->paths);
 
 		if (usable && usable < f->paths->n)
@@ -859,8 +951,11 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		return m->status < 0 ? m->status : 0;
 	if (now_ns < m->rnr_until_ns)
 		return 0;
-	if (f->pace_next_ns > now_ns)
+	if (f->pace_next_ns > now_ns) {
+		if (f->cc_on && (sdr_sr_tx_has_work(m) || sdr_sr_parity_due(m)))
+			sdr_cc_held(&f->cc);
 		return 0;
+	}
 	/*
 	 * A caller allowed only some paths (a rail) resends what another
 	 * cannot better, before anything; else it takes a packet only if
@@ -880,7 +975,12 @@ int sdr_sr_tx_next(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u64 now_ns,
 		sdr_sr_tx_parity(f, m, now_ns, out);
 		return 1;
 	}
-	if (f->inflight >= f->cfg.max_inflight || sdr_sr_probe_wait(m))
+	if (f->inflight >= sdr_sr_window(f)) {
+		if (work && f->cc_on)
+			sdr_cc_held(&f->cc);
+		return 0;
+	}
+	if (sdr_sr_probe_wait(m))
 		return 0;
 	/* probing: the last round's packets are resolved, a new one starts */
 	if (m->probe && !m->probe_left)
@@ -1139,6 +1239,7 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 out:
 	if (progress) {
+		sdr_sr_cc_delivered(f, m, progress, now_ns);
 		m->last_progress_ns = now_ns;
 		m->probe = 0;
 		m->probe_left = 0;
@@ -1200,7 +1301,7 @@ u64 sdr_sr_tx_deadline(const struct sdr_sr_flow *f,
 	    m->next_new < min(m->limit, m->npkts)) {
 		if (now_ns < m->rnr_until_ns)
 			d = min(d, m->rnr_until_ns);
-		else if (free || (f->inflight < f->cfg.max_inflight &&
+		else if (free || (f->inflight < sdr_sr_window(f) &&
 				  !sdr_sr_probe_wait(m)))
 			d = min(d, max(now_ns, f->pace_next_ns));
 		/* else: an ACK or a timeout above frees the budget */

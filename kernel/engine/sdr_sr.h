@@ -22,6 +22,7 @@
 #include "sdr_wire.h"
 #include "sdr_rtt.h"
 #include "sdr_path.h"
+#include "sdr_cc.h"
 
 #define SDR_SR_NIL		U32_MAX
 #define SDR_SR_MAX_BACKOFF	SDR_RTT_MAX_SHIFT
@@ -29,6 +30,9 @@
 #define SDR_SR_DEAD_PROBES	64
 /* transmissions per probe round to a silent peer (ACKREQ each) */
 #define SDR_SR_PROBE_TRAIN	8
+
+/* the smallest window a flow's path sets (cfg.win_init) */
+#define SDR_SR_WIN_MIN		16
 
 /* sdr_sr_cfg.flags */
 #define SDR_SR_CFG_NO_NACK	0x1	/* receiver never sends NACKs */
@@ -38,7 +42,15 @@ struct sdr_sr_cfg {
 	/* both ends */
 	u32	pay;		/* payload bytes per packet, fixed per flow */
 	/* sender */
-	u32	max_inflight;	/* packets in flight on the flow */
+	u32	max_inflight;	/* packets in flight on the flow, at most */
+	/*
+	 * The window before the path is measured: the window and the rate
+	 * then come from the path (sdr_cc.h), at most max_inflight, with
+	 * pace_bps the fixed rate if set.  0: the window is max_inflight
+	 * and the rate pace_bps, fixed.
+	 */
+	u32	win_init;
+	u32	loss_cut_pct;	/* sdr_cc_cfg's, with win_init */
 	u64	pace_bps;	/* sending rate in bit/s (wire bytes); 0: none */
 	u32	pace_burst;	/* bytes that may leave back to back */
 	u32	alpha_pct;	/* RTO = SRTT + max(alpha% * SRTT, 4 * RTTVAR) */
@@ -171,6 +183,9 @@ struct sdr_sr_flow {
 	u32	gap_n;		/* packets acked in the window after the first answer */
 	/* the flow's paths (sdr_sr_flow_set_paths()); NULL: one path */
 	struct sdr_paths	*paths;
+	/* window and rate from the path, with cfg.win_init */
+	bool		cc_on;
+	struct sdr_cc	cc;
 };
 
 struct sdr_sr_list {
@@ -315,6 +330,10 @@ struct sdr_sr_rx {
 void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg);
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
 u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f);
+u32 sdr_sr_window(const struct sdr_sr_flow *f);
+u64 sdr_sr_rate_Bps(const struct sdr_sr_flow *f);
+void sdr_sr_set_rate(struct sdr_sr_flow *f, u64 pace_bps);
+void sdr_sr_set_rwnd(struct sdr_sr_flow *f, u32 rwnd);
 u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_nack_interval_ns(const struct sdr_sr_flow *f);
 u64 sdr_sr_tail_wait_ns(const struct sdr_sr_flow *f);

@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 	test_path();
 	test_credit();
 	test_replay();
+	test_cc();
 	test_sr();
 	test_adaptive();
 	test_auto();

@@ -8,6 +8,7 @@ void test_rtt(void);
 void test_path(void);
 void test_credit(void);
 void test_replay(void);
+void test_cc(void);
 void test_sr(void);
 void test_adaptive(void);
 void test_auto(void);

@@ -43,6 +43,15 @@ static void usage(FILE *f)
 "                     (default); module: as sdr.ko runs the engine with its\n"
 "                     default parameters (no pacing, 256 packets in flight,\n"
 "                     reorder 5 ms, NACK rounds 20 ms, RTO from 100 ms)\n"
+"  --rate RATE|auto  the sender's rate: fixed (bit/s, suffix K M G T), or\n"
+"                     auto, the engine's controller (default: the link's\n"
+"                     rate, fixed, as for a dedicated link)\n"
+"  --max-window N     the most packets in flight (default 4194304); the\n"
+"                     window is sized from the path up to it\n"
+"  --win-init N       the window before the path is measured (path timers:\n"
+"                     2 x the configured path's BDP + 1024; module: 256)\n"
+"  --fixed-window     the window is --max-window whatever the path, as\n"
+"                     sdr.ko ran SR before it sized the window\n"
 "  --alpha PCT        RTO = SRTT + max(alpha%% * SRTT, 4 RTTVAR) (25)\n"
 "  --backoff N        RTO doublings while the peer is silent, 0..16 (7)\n"
 "  --ack-every N      receiver ACKs every N packets (16)\n"
@@ -183,7 +192,7 @@ enum {
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
 	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
 	O_STALL, O_STALL_EVERY, O_TX_LATE, O_PATHS, O_PATH_DELAY, O_PATH_LOSS,
-	O_GROUPS,
+	O_GROUPS, O_RATE, O_MAXWIN, O_WININIT, O_FIXWIN,
 };
 
 static const struct option opts[] = {
@@ -199,6 +208,10 @@ static const struct option opts[] = {
 	{ "help", 0, NULL, O_HELP }, { "k", 1, NULL, O_K },
 	{ "m", 1, NULL, O_M }, { "beta", 1, NULL, O_BETA },
 	{ "timers", 1, NULL, O_TIMERS },
+	{ "rate", 1, NULL, O_RATE },
+	{ "max-window", 1, NULL, O_MAXWIN },
+	{ "win-init", 1, NULL, O_WININIT },
+	{ "fixed-window", 0, NULL, O_FIXWIN },
 	{ "stall", 1, NULL, O_STALL }, { "stall-every", 1, NULL, O_STALL_EVERY },
 	{ "tx-late", 1, NULL, O_TX_LATE },
 	{ "paths", 1, NULL, O_PATHS }, { "path-delay", 1, NULL, O_PATH_DELAY },
@@ -320,6 +333,21 @@ int main(int argc, char **argv)
 		case O_GROUPS:
 			p.urgent = 1;
 			break;
+		case O_RATE:
+			if (!strcmp(optarg, "auto"))
+				p.rate_bps = 0;
+			else
+				bad = parse_rate(optarg, &p.rate_bps) || p.rate_bps < 1;
+			break;
+		case O_MAXWIN:
+			bad = parse_u32(optarg, SDR_SR_WIN_MIN, 1U << 30, &p.max_window);
+			break;
+		case O_FIXWIN:
+			p.fixed_window = 1;
+			break;
+		case O_WININIT:
+			bad = parse_u32(optarg, 1, 1U << 30, &p.win_init);
+			break;
 		case O_PATHS:
 			bad = parse_u32(optarg, 1, SIM_MAX_PATHS, &p.npaths);
 			break;
@@ -405,6 +433,17 @@ int main(int argc, char **argv)
 		       r.cpu_s);
 		printf(",\"se_ns\":%.0f,\"retx_msgs\":%u,\"rx_dup\":%llu", r.se_ns,
 		       r.retx_msgs, (unsigned long long)r.st.rx_dup);
+		printf(",\"rate\":\"%s\",\"max_window\":%u,\"win_init\":%u,"
+		       "\"window\":%u,\"win_peak\":%u,\"cc_state\":\"%s\","
+		       "\"rate_Bps\":%llu,\"bw_Bps\":%llu,\"cc_rounds\":%llu,"
+		       "\"cc_cuts\":%llu",
+		       p.rate_bps < 0 ? "link" : p.rate_bps ? "fixed" : "auto",
+		       p.max_window, sim_win_init(&p), r.window, r.win_peak,
+		       p.fixed_window ? "fixed" : sdr_cc_state_name(r.cc.state),
+		       (unsigned long long)r.rate_Bps,
+		       (unsigned long long)r.cc.bw,
+		       (unsigned long long)r.cc.rounds,
+		       (unsigned long long)r.cc.cuts);
 		if (p.urgent)
 			printf(",\"groups\":true,\"urgent_dups\":%llu",
 			       (unsigned long long)r.st.urgent_dups);
@@ -493,6 +532,12 @@ int main(int argc, char **argv)
 		       fmt_time(r.p50_ns, b2, sizeof(b2)),
 		       fmt_time(r.p99_ns, b3, sizeof(b3)), fmt_time(r.p999_ns, b4, sizeof(b4)),
 		       r.goodput_bps / 1e9);
+		printf("window      peak %u packets (at most %u, first %u), %s rate, "
+		       "end: %s, %u packets, rate %.2f Gbit/s, delivery %.2f Gbit/s\n",
+		       r.win_peak, p.max_window, sim_win_init(&p),
+		       p.rate_bps < 0 ? "the link's" : p.rate_bps ? "fixed" : "auto",
+		       p.fixed_window ? "fixed window" : sdr_cc_state_name(r.cc.state),
+		       r.window, r.rate_Bps * 8 / 1e9, r.cc.bw * 8 / 1e9);
 		if (have_model)
 			printf("model       mean %s  p50 %s  p99 %s  p99.9 %s  (sim/model %.3f)\n",
 			       fmt_time(m.mean_ns, b1, sizeof(b1)),

@@ -96,6 +96,7 @@ struct sim {
 	uint64_t stall_at, stall_end;	/* the receiver's next (or current) stall */
 	uint64_t late_for, late_ns;	/* the sender's timer for late_for fires late_ns late */
 	uint64_t stalls;
+	uint32_t win_peak;	/* the sender's largest window */
 };
 
 static uint64_t rnd(struct sim *s)
@@ -211,6 +212,9 @@ void sim_defaults(struct sim_params *p)
 	p->ec_k = 32;
 	p->ec_m = 8;
 	p->beta_pct = 100;
+	p->win_init = 0;
+	p->max_window = 1U << 22;
+	p->rate_bps = -1;		/* the link's */
 }
 
 double sim_tinj_ns(const struct sim_params *p)
@@ -228,16 +232,34 @@ double sim_base_rtt_ns(const struct sim_params *p)
 	return 2.0 * p->owd_ns + sim_tinj_ns(p) + ack_bytes() * 8e9 / p->bw_bps;
 }
 
+/* The window before the path is measured (sim_params.win_init); 0: fixed. */
+uint32_t sim_win_init(const struct sim_params *p)
+{
+	double bdp = (sim_base_rtt_ns(p) + 2.0 * sim_path_owd_max(p)) /
+		     sim_tinj_ns(p) * sim_npaths(p);
+
+	if (p->fixed_window)
+		return 0;
+	if (p->win_init)
+		return p->win_init;
+	if (p->module_timers)
+		return 256;	/* kernel/sdr_params.c's */
+	return bdp * 2 + 1024 > 1e9 ? 1000000000U : (uint32_t)(bdp * 2 + 1024);
+}
+
 static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 {
 	/* over several paths: the slowest one's RTT, all of their rate */
 	double rtt = sim_base_rtt_ns(p) + 2.0 * sim_path_owd_max(p);
-	double bdp = rtt / sim_tinj_ns(p) * sim_npaths(p);
 
 	sdr_sr_cfg_default(c);
 	c->pay = p->pay;
-	c->max_inflight = bdp * 4 + 1024 > 4e9 ? 4000000000U : (uint32_t)(bdp * 4 + 1024);
-	c->pace_bps = (uint64_t)(p->bw_bps * sim_npaths(p));
+	/* the window and the rate from the path, as the engine sets them */
+	c->win_init = sim_win_init(p);
+	c->max_inflight = p->max_window;
+	c->loss_cut_pct = 25;		/* kernel/sdr_params.c's */
+	c->pace_bps = p->rate_bps < 0 ? (uint64_t)(p->bw_bps * sim_npaths(p)) :
+		      (uint64_t)p->rate_bps;
 	c->pace_burst = 0;
 	c->alpha_pct = p->alpha_pct;
 	/* the path's RTT is configured, as in the paper: start at 2x it */
@@ -256,9 +278,12 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 		c->flags |= SDR_SR_CFG_ADAPTIVE;
 	c->ec_beta_pct = p->beta_pct;
 	if (p->module_timers) {
-		/* kernel/sdr_params.c's defaults, as sdr_flow_engine_init() uses them */
-		c->max_inflight = 256;
-		c->pace_bps = 0;
+		/*
+		 * kernel/sdr_params.c's defaults, as sdr_flow_engine_cfg()
+		 * uses them: no fixed rate, the window from the path.
+		 */
+		c->max_inflight = 65536;
+		c->pace_bps = p->rate_bps < 0 ? 0 : (uint64_t)p->rate_bps;
 		c->pace_burst = 16 * 4096;	/* sdr_sr_cfg_default()'s */
 		c->rto_init_ns = 100000000ULL;
 		c->rto_min_ns = 1000000ULL;
@@ -267,6 +292,8 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 		c->reorder_ns = 5000000ULL;
 		c->nack_interval_ns = 20000000ULL;
 	}
+	if (p->fixed_window)
+		c->max_inflight = p->max_window;
 }
 
 /*
@@ -448,6 +475,8 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 						       s->npaths > 1 ? p->path_loss[pi] : 0);
 
 				sent++;
+				if (sdr_sr_window(fs) > s->win_peak)
+					s->win_peak = sdr_sr_window(fs);
 				if (at) {
 					struct fpkt *n = ring_push(&s->fwd[pi]);
 
@@ -559,6 +588,10 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	res->stalls = s.stalls;
 	res->rto_ns = (double)fs->rtt.rto_ns;
 	res->srtt_ns = (double)fs->rtt.srtt_ns;
+	res->cc = fs->cc;
+	res->window = sdr_sr_window(fs);
+	res->rate_Bps = sdr_sr_rate_Bps(fs);
+	res->win_peak = s.win_peak;
 	add_stats(&res->st, &fs->st, &fr->st);
 	res->ad = fr->ad;
 	res->reorder_ns = (double)sdr_sr_reorder_ns(fr);

@@ -48,6 +48,20 @@ struct sim_params {
 	 */
 	int	module_timers;
 	/*
+	 * Window and rate, as the engine sets them from the path
+	 * (engine/sdr_cc.h): win_init packets before it is measured (0:
+	 * with path timers, the configured path's, 2 x BDP + 1024, as its
+	 * RTO is; with module timers the module's 256), at most max_window;
+	 * rate_bps fixed (sim_defaults: the link's, as the SDR paper
+	 * assumes a dedicated link), 0: the engine's controller.
+	 * fixed_window: the window is max_window whatever the path (the
+	 * engine's cfg.win_init 0), as sdr.ko ran SR before it sized it.
+	 */
+	uint32_t win_init;
+	int	fixed_window;
+	uint32_t max_window;
+	double	rate_bps;
+	/*
 	 * Every message is urgent (its group the oldest open one, as the
 	 * kernel makes a grouped message the application waits for first).
 	 */
@@ -91,6 +105,11 @@ struct sim_result {
 	struct sdr_sr_stats st;	/* sender and receiver counters */
 	/* what the receiver learned (ADAPTIVE), and its timers from it */
 	struct sdr_sr_learn ad;
+	/* the sender's window and rate at the end */
+	struct sdr_cc cc;
+	uint32_t win_peak;	/* the largest window it had */
+	uint32_t window;	/* ... and at the end */
+	uint64_t rate_Bps;	/* its pacing rate at the end, 0: none */
 	double	reorder_ns, nack_iv_ns, tail_wait_ns;
 	/* npaths > 1: each path as the sender's engine saw it at the end */
 	struct sdr_path	path[SIM_MAX_PATHS];
@@ -107,6 +126,7 @@ struct model_result {
 };
 
 void sim_defaults(struct sim_params *p);
+uint32_t sim_win_init(const struct sim_params *p);
 /* what AUTO's model picks for this path and message size */
 void sim_auto_pick(const struct sim_params *p, struct sdr_auto_in *in,
 		   struct sdr_auto_pick *pick);
