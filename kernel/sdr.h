@@ -59,6 +59,8 @@
 
 /* Module parameters (sdr_params.c). */
 extern unsigned int sdr_recv_depth;
+extern unsigned int sdr_recv_max;
+extern unsigned int sdr_flow_rx_window;
 extern unsigned int sdr_send_depth;
 extern unsigned int sdr_dev_paths;
 extern unsigned int sdr_max_region_mb;
@@ -100,6 +102,7 @@ enum sdr_dev_counter {
 	SDR_DEV_RX_ERRORS,	/* receive completions with an error */
 	SDR_DEV_CTRL_DROPPED,	/* control packets not sent (no send context) */
 	SDR_DEV_QP_RECOVERIES,	/* times the QP came back from an error */
+	SDR_DEV_RX_GROWN,	/* receive buffers added to the initial recv_depth */
 	SDR_DEV_NR_COUNTERS
 };
 
@@ -124,7 +127,14 @@ struct sdr_xmit_ops {
 	int	(*send_ctrl)(struct sdr_dev *sdev, struct sdr_flow *flow,
 			     const struct sdr_pkt *pkt, const void *body,
 			     u32 len);
+	/* a flow came to the device: grow the receive ring for it */
+	void	(*rx_fit)(struct sdr_dev *sdev);
 };
+
+/* receive buffers come in chunks of this many (a GRH block each) */
+#define SDR_RX_CHUNK		1024
+#define SDR_RX_MAX		65536	/* recv_max's top */
+#define SDR_RX_CHUNKS		(SDR_RX_MAX / SDR_RX_CHUNK)
 
 /* One bound RDMA device (its first RoCE port). */
 struct sdr_dev {
@@ -167,11 +177,21 @@ struct sdr_dev {
 	struct ib_cqe		drain_cqe;	/* marker receive of a recovery */
 	struct completion	drained;	/* ... came back */
 
-	/* Receive buffers: a GRH slot and a page each, always posted. */
+	/*
+	 * Receive buffers: a GRH slot and a page each, always posted.
+	 * nr_rx of rx_cap exist (recv_depth at first); the ring grows
+	 * (rx_grow_work, under qp_mutex) with the flows on the device,
+	 * whose share of it receivers state to their senders
+	 * (sdr_net_rwnd()).
+	 */
 	struct sdr_rx		*rx;
 	unsigned int		nr_rx;
-	void			*grh;		/* nr_rx * 40 bytes */
-	u64			grh_dma;
+	unsigned int		rx_cap;
+	atomic_t		rx_posted;
+	unsigned long		rx_flags;	/* SDR_RX_* bits */
+	struct work_struct	rx_grow_work;
+	void			*grh[SDR_RX_CHUNKS];	/* 40 bytes a buffer */
+	u64			grh_dma[SDR_RX_CHUNKS];
 
 	/* Send contexts; tx_free and tx_flows are guarded by tx_lock. */
 	spinlock_t		tx_lock;
@@ -452,6 +472,7 @@ struct sdr_flow {
 	u32			policy;
 	u8			ec_k;		/* EC geometry of messages */
 	u8			ec_m;		/* posted from now on */
+	u32			rate_mbit;	/* fixed rate, 0: the path's */
 	/* the largest EC geometry taken from the peer: fixed at connect */
 	u8			ec_rx_max_k;
 	u8			ec_rx_max_m;
@@ -614,6 +635,7 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const union ib_gid *sgid);
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m);
+void sdr_flow_set_rate(struct sdr_flow *flow, u32 mbit);
 /* where a packet sdr_flow_tx_next() gave goes */
 struct sdr_tx_dest {
 	struct ib_ah		*ah;

@@ -212,13 +212,25 @@ static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 	if ((arg->flags & SDR_FLOW_MODIFY_EC) &&
 	    !sdr_ec_geometry_ok(arg->ec_k, arg->ec_m))
 		return -EINVAL;
+	if ((arg->flags & SDR_FLOW_MODIFY_RATE) &&
+	    (arg->size < SDR_FLOW_MODIFY_SIZE_V3 ||
+	     arg->rate_mbit > SDR_RATE_MAX_MBIT))
+		return -EINVAL;
+	if (arg->__reserved)
+		return -EINVAL;
 	if (arg->flags & SDR_FLOW_MODIFY_POLICY) {
 		ret = sdr_flow_set_policy(flow, arg->policy);
 		if (ret)
 			return ret;
 	}
-	return arg->flags & SDR_FLOW_MODIFY_EC ?
-	       sdr_flow_set_ec(flow, arg->ec_k, arg->ec_m) : 0;
+	if (arg->flags & SDR_FLOW_MODIFY_EC) {
+		ret = sdr_flow_set_ec(flow, arg->ec_k, arg->ec_m);
+		if (ret)
+			return ret;
+	}
+	if (arg->flags & SDR_FLOW_MODIFY_RATE)
+		sdr_flow_set_rate(flow, arg->rate_mbit);
+	return 0;
 }
 
 /*
@@ -286,7 +298,9 @@ static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V4);
 static_assert(offsetofend(struct sdr_flow_connect, peer_paths) ==
 	      SDR_FLOW_CONNECT_SIZE_V2);
 static_assert(sizeof(struct sdr_flow_connect) == SDR_FLOW_CONNECT_SIZE_V3);
-static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V2);
+static_assert(offsetofend(struct sdr_flow_modify, ec_m) ==
+	      SDR_FLOW_MODIFY_SIZE_V2);
+static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V3);
 static_assert(sizeof(struct sdr_recv_post) == SDR_RECV_POST_SIZE_V2);
 
 /* struct sdr_ioctl_op.mode */
@@ -338,7 +352,8 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_send_post),
 	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] =
 		SDR_OP(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1,
-		       SDR_FLOW_MODIFY_POLICY | SDR_FLOW_MODIFY_EC, 0,
+		       SDR_FLOW_MODIFY_POLICY | SDR_FLOW_MODIFY_EC |
+		       SDR_FLOW_MODIFY_RATE, 0,
 		       sdr_ioc_flow_modify),
 	[_IOC_NR(SDR_IOC_QUERY)] =
 		SDR_OP(sdr_query, SDR_QUERY_SIZE_V1, 0,

@@ -297,6 +297,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->max_msgs = arg->max_msgs;
 	flow->dead_ns = (u64)READ_ONCE(sdr_dead_ms) * NSEC_PER_MSEC;
 	flow->none_window = READ_ONCE(sdr_none_window);
+	flow->rate_mbit = min_t(u32, READ_ONCE(sdr_rate_mbit), SDR_RATE_MAX_MBIT);
 
 	npkts = sdr_msg_npkts(arg->max_msg_size, flow->payload);
 	nchunks = sdr_msg_nchunks(npkts, ppc);
@@ -377,6 +378,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
 	ctx->cq_budget += 2 * flow->max_msgs;
 	atomic_inc(&sdev->nr_flows);
+	sdev->xmit->rx_fit(sdev);
 	/* Visible to the receive path only once complete. */
 	xa_store(&sdev->flows, id, flow, GFP_KERNEL);
 
@@ -1361,6 +1363,25 @@ int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m)
 	flow->ec_m = m;
 	spin_unlock_bh(&flow->lock);
 	return 0;
+}
+
+/*
+ * The rate SR and EC send at (and ADAPTIVE's ceiling), Mbit/s on the
+ * wire, from now on; 0: the path's.  Every engine state of the flow takes
+ * it at once (sdr_sr_set_rate()), one made later through
+ * sdr_flow_engine_cfg().  A packet already timed by the old rate leaves
+ * then, the next ones at the new.
+ */
+void sdr_flow_set_rate(struct sdr_flow *flow, u32 mbit)
+{
+	u64 bps = (u64)mbit * 1000000;
+
+	spin_lock_bh(&flow->lock);
+	flow->rate_mbit = mbit;
+	sdr_sr_set_rate(&flow->sr, bps);
+	if (flow->ad)
+		sdr_sr_set_rate(flow->ad, bps);
+	spin_unlock_bh(&flow->lock);
 }
 
 /*

@@ -446,7 +446,7 @@ void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *c)
 	c->pkts_per_chunk = flow->pkts_per_chunk;
 	c->max_inflight = READ_ONCE(sdr_max_inflight);
 	c->win_init = min(READ_ONCE(sdr_win_init), c->max_inflight);
-	c->pace_bps = (u64)READ_ONCE(sdr_rate_mbit) * 1000000;
+	c->pace_bps = (u64)flow->rate_mbit * 1000000;
 	c->loss_cut_pct = READ_ONCE(sdr_loss_cut_pct);
 	c->alpha_pct = READ_ONCE(sdr_alpha_pct);
 	c->rto_init_ns = (u64)READ_ONCE(sdr_rto_init_us) * NSEC_PER_USEC;
@@ -474,8 +474,8 @@ u64 sdr_flow_cc_stat(const struct sdr_sr_flow *f, u32 i)
 {
 	switch (i) {
 	case 0: return sdr_sr_window(f);
-	case 1: return div_u64(sdr_sr_rate_Bps(f) * 8, 1000);
-	case 2: return f->cc_on ? div_u64(f->cc.bw * 8, 1000) : 0;
+	case 1: return div_u64(sdr_sr_rate_bytes(f) * 8, 1000);
+	case 2: return div_u64(f->cc.bw * 8, 1000);
 	case 3: return f->cc.rounds;
 	case 4: return f->cc.cuts;
 	}

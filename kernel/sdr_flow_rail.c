@@ -277,6 +277,7 @@ int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 
 	rl->listed = true;
 	atomic_inc(&rs->nr_flows);
+	rs->xmit->rx_fit(rs);
 	/* the receive path finds it complete, and finds it not connected */
 	xa_store(&rs->flows, id, flow, GFP_KERNEL);
 	xa_set_mark(&rs->flows, id, SDR_XA_RAIL);

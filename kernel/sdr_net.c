@@ -33,8 +33,12 @@ struct sdr_rx {
 	struct sdr_dev		*sdev;
 	struct page		*page;
 	u64			dma;
-	unsigned int		idx;
+	void			*grh;		/* its GRH slot ... */
+	u64			grh_dma;	/* ... and the slot's address */
 };
+
+/* sdr_dev.rx_flags */
+#define SDR_RX_GROWING	0	/* rx_grow_work is queued or running */
 
 struct sdr_tx {
 	struct ib_cqe		cqe;
@@ -56,7 +60,7 @@ static_assert(SDR_WIRE_HDR_LEN + SDR_ACK_MAX_LEN <= SDR_TX_BUF_LEN);
 
 static u64 sdr_rx_grh_dma(const struct sdr_rx *rx)
 {
-	return rx->sdev->grh_dma + rx->idx * SDR_GRH_LEN;
+	return rx->grh_dma;
 }
 
 static int sdr_rx_post(struct sdr_rx *rx)
@@ -79,14 +83,67 @@ static int sdr_rx_post(struct sdr_rx *rx)
 		.num_sge	= 2,
 	};
 
-	return ib_post_recv(sdev->qp, &wr, NULL);
+	int ret;
+
+	/* counted first: its completion may come before the call returns */
+	atomic_inc(&sdev->rx_posted);
+	ret = ib_post_recv(sdev->qp, &wr, NULL);
+	if (ret)
+		atomic_dec(&sdev->rx_posted);
+	return ret;
+}
+
+/* One receive came back (its buffer is reposted when it was handled). */
+static void sdr_rx_taken(struct sdr_dev *sdev)
+{
+	atomic_dec(&sdev->rx_posted);
+}
+
+/*
+ * The buffers the ring should have: flow_rx_window for each flow on the
+ * device (its own and other devices' flows with a rail here), at least
+ * recv_depth, at most rx_cap.
+ */
+static unsigned int sdr_rx_target(struct sdr_dev *sdev)
+{
+	u64 want = (u64)max(atomic_read(&sdev->nr_flows), 0) *
+		   READ_ONCE(sdr_flow_rx_window);
+
+	return clamp_t(u64, want, READ_ONCE(sdr_recv_depth), sdev->rx_cap);
+}
+
+/*
+ * A flow came to the device: grow the ring to what its flows need
+ * (rx_grow_work, in process context), unless it has that already.
+ */
+static void sdr_net_rx_fit(struct sdr_dev *sdev)
+{
+	if (READ_ONCE(sdev->nr_rx) < sdr_rx_target(sdev) &&
+	    !READ_ONCE(sdev->rx_stopped) &&
+	    !test_and_set_bit(SDR_RX_GROWING, &sdev->rx_flags))
+		queue_work(sdr_wq, &sdev->rx_grow_work);
+}
+
+/*
+ * The window a receiver states in its ACKs and NACKs (wire msg_len): its
+ * flows' share of seven eighths of the ring (the rest is for the answers
+ * to what the device sends), at least SDR_SR_WIN_MIN.  A sender keeps at
+ * most that many packets in flight, and a packet in flight holds at most
+ * one buffer, so the flows together never find the ring empty.
+ */
+static u32 sdr_net_rwnd(struct sdr_dev *sdev)
+{
+	u32 flows = max(atomic_read(&sdev->nr_flows), 1);
+
+	return max_t(u32, READ_ONCE(sdev->nr_rx) / 8 * 7 / flows,
+		     SDR_SR_WIN_MIN);
 }
 
 /* The source GID of a received packet, from the GRH slot. */
 static int sdr_rx_sgid(struct sdr_dev *sdev, struct sdr_rx *rx,
 		       const struct ib_wc *wc, union ib_gid *sgid)
 {
-	const union rdma_network_hdr *hdr = sdev->grh + rx->idx * SDR_GRH_LEN;
+	const union rdma_network_hdr *hdr = rx->grh;
 	enum rdma_network_type type;
 	union ib_gid dgid;
 	int ver;
@@ -113,6 +170,7 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 len;
 	int ret;
 
+	sdr_rx_taken(sdev);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
@@ -409,6 +467,7 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 			     const struct sdr_pkt *pkt, const void *body, u32 len)
 {
+	struct sdr_pkt hdr;
 	struct sdr_tx *tx;
 	struct ib_ah *ah;
 	u32 qpn, qkey;
@@ -431,7 +490,11 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 		return -ENOTCONN;
 	}
 	tx = sdr_tx_claim(sdev, flow, &flow->txq, NULL);
-	sdr_wire_encode(pkt, tx->buf);
+	hdr = *pkt;
+	/* ACK and NACK say how much more the receive ring takes */
+	if (hdr.type == SDR_PKT_ACK || hdr.type == SDR_PKT_NACK)
+		hdr.msg_len = sdr_net_rwnd(sdev);
+	sdr_wire_encode(&hdr, tx->buf);
 	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
 	ret = sdr_auth_sign(&flow->auth, tx->buf, tx->buf + SDR_WIRE_HDR_LEN,
 			    len);
@@ -564,6 +627,8 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 	if (!ret)
 		ret = sdr_qp_ready(sdev, sdev->qp);
 	if (!ret) {
+		/* drained: every buffer came back */
+		atomic_set(&sdev->rx_posted, 0);
 		WRITE_ONCE(sdev->rx_stopped, false);
 		for (i = 0; i < sdev->nr_rx && !ret; i++)
 			ret = sdr_rx_post(&sdev->rx[i]);
@@ -685,53 +750,120 @@ static void sdr_rx_free(struct sdr_dev *sdev)
 		kvfree(sdev->rx);
 		sdev->rx = NULL;
 	}
-	if (sdev->grh) {
-		ib_dma_unmap_single(sdev->ibdev, sdev->grh_dma,
-				    sdev->nr_rx * SDR_GRH_LEN, DMA_FROM_DEVICE);
-		kfree(sdev->grh);
-		sdev->grh = NULL;
+	for (i = 0; i < SDR_RX_CHUNKS; i++) {
+		if (!sdev->grh[i])
+			continue;
+		ib_dma_unmap_single(sdev->ibdev, sdev->grh_dma[i],
+				    SDR_RX_CHUNK * SDR_GRH_LEN, DMA_FROM_DEVICE);
+		kfree(sdev->grh[i]);
+		sdev->grh[i] = NULL;
 	}
+	sdev->nr_rx = 0;
 }
 
-static int sdr_rx_alloc(struct sdr_dev *sdev)
+/*
+ * Make @n more receive buffers, rx[nr_rx..], at most rx_cap in all:
+ * a page each and a GRH slot in its chunk's block.  nr_rx counts each
+ * one made whole, so a failure part way keeps what was made.
+ */
+static int sdr_rx_add(struct sdr_dev *sdev, unsigned int n)
 {
-	unsigned int i;
+	unsigned int i, c, end = min(sdev->nr_rx + n, sdev->rx_cap);
 
-	sdev->nr_rx = sdr_recv_depth;
-	sdev->rx = kvcalloc(sdev->nr_rx, sizeof(*sdev->rx), GFP_KERNEL);
-	sdev->grh = kcalloc(sdev->nr_rx, SDR_GRH_LEN, GFP_KERNEL);
-	if (!sdev->rx || !sdev->grh)
-		goto err_free;
-	sdev->grh_dma = ib_dma_map_single(sdev->ibdev, sdev->grh,
-					  sdev->nr_rx * SDR_GRH_LEN,
-					  DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(sdev->ibdev, sdev->grh_dma)) {
-		kfree(sdev->grh);
-		sdev->grh = NULL;
-		goto err_free;
-	}
-	for (i = 0; i < sdev->nr_rx; i++) {
+	for (i = sdev->nr_rx; i < end; i++) {
 		struct sdr_rx *rx = &sdev->rx[i];
 
+		c = i / SDR_RX_CHUNK;
+		if (!sdev->grh[c]) {
+			void *grh = kcalloc(SDR_RX_CHUNK, SDR_GRH_LEN, GFP_KERNEL);
+			u64 dma;
+
+			if (!grh)
+				return -ENOMEM;
+			dma = ib_dma_map_single(sdev->ibdev, grh,
+						SDR_RX_CHUNK * SDR_GRH_LEN,
+						DMA_FROM_DEVICE);
+			if (ib_dma_mapping_error(sdev->ibdev, dma)) {
+				kfree(grh);
+				return -ENOMEM;
+			}
+			sdev->grh[c] = grh;
+			sdev->grh_dma[c] = dma;
+		}
 		rx->sdev = sdev;
-		rx->idx = i;
 		rx->cqe.done = sdr_rx_done;
+		rx->grh = sdev->grh[c] + (i % SDR_RX_CHUNK) * SDR_GRH_LEN;
+		rx->grh_dma = sdev->grh_dma[c] + (i % SDR_RX_CHUNK) * SDR_GRH_LEN;
 		rx->page = alloc_page(GFP_KERNEL);
 		if (!rx->page)
-			goto err_free;
+			return -ENOMEM;
 		rx->dma = ib_dma_map_page(sdev->ibdev, rx->page, 0, PAGE_SIZE,
 					  DMA_FROM_DEVICE);
 		if (ib_dma_mapping_error(sdev->ibdev, rx->dma)) {
 			__free_page(rx->page);
 			rx->page = NULL;
-			goto err_free;
+			return -ENOMEM;
 		}
+		WRITE_ONCE(sdev->nr_rx, i + 1);
 	}
 	return 0;
+}
 
-err_free:
-	sdr_rx_free(sdev);
-	return -ENOMEM;
+/* rx_cap entries for the ring, recv_depth of them made (not posted). */
+static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap)
+{
+	int ret;
+
+	sdev->rx_cap = cap;
+	sdev->nr_rx = 0;
+	atomic_set(&sdev->rx_posted, 0);
+	sdev->rx = kvcalloc(cap, sizeof(*sdev->rx), GFP_KERNEL);
+	if (!sdev->rx)
+		return -ENOMEM;
+	ret = sdr_rx_add(sdev, min(READ_ONCE(sdr_recv_depth), cap));
+	if (ret)
+		sdr_rx_free(sdev);
+	return ret;
+}
+
+/*
+ * Grow the ring to what its flows need (sdr_rx_target()) and post the
+ * new buffers.  Under qp_mutex, so no recovery drains or reposts
+ * meanwhile and the transport is not stopping.  Buffers not made for
+ * want of memory are tried again when the next flow comes.  The ring
+ * never shrinks: its pages go when the device is unbound.
+ */
+static void sdr_rx_grow_work(struct work_struct *work)
+{
+	struct sdr_dev *sdev = container_of(work, struct sdr_dev,
+					    rx_grow_work);
+	unsigned int old, want, i;
+	int ret;
+
+	mutex_lock(&sdev->qp_mutex);
+	old = sdev->nr_rx;
+	if (sdev->qp && !sdev->stopping && !READ_ONCE(sdev->rx_stopped) &&
+	    !READ_ONCE(sdev->broken)) {
+		want = sdr_rx_target(sdev);
+		/* short of memory: what it made, it keeps */
+		if (want > old)
+			sdr_rx_add(sdev, want - old);
+		for (i = old; i < sdev->nr_rx; i++) {
+			ret = sdr_rx_post(&sdev->rx[i]);
+			if (ret) {
+				/* reposted with the rest at the next recovery */
+				pr_err_ratelimited("%s: cannot post a receive: %d\n",
+						   sdev->name, ret);
+				break;
+			}
+		}
+		sdr_dev_count(sdev, SDR_DEV_RX_GROWN, sdev->nr_rx - old);
+	}
+	clear_bit(SDR_RX_GROWING, &sdev->rx_flags);
+	/* a flow that came meanwhile found the bit set: look again */
+	if (sdev->nr_rx > old)
+		sdr_net_rx_fit(sdev);
+	mutex_unlock(&sdev->qp_mutex);
 }
 
 static void sdr_tx_free(struct sdr_dev *sdev)
@@ -781,14 +913,15 @@ err_free:
 
 static const struct sdr_xmit_ops sdr_net_xmit = {
 	.kick		= sdr_net_tx_kick,
+	.rx_fit		= sdr_net_rx_fit,
 	.send_ctrl	= sdr_net_send_ctrl,
 };
 
 int sdr_net_init(struct sdr_dev *sdev)
 {
 	struct ib_qp_init_attr init = {};
+	unsigned int i, cap;
 	struct ib_qp *qp;
-	unsigned int i;
 	int ret;
 
 	sdev->xmit = &sdr_net_xmit;
@@ -797,6 +930,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 		return -EOPNOTSUPP;
 	mutex_init(&sdev->qp_mutex);
 	INIT_WORK(&sdev->resume_work, sdr_net_resume_work);
+	INIT_WORK(&sdev->rx_grow_work, sdr_rx_grow_work);
 	init_completion(&sdev->drained);
 	sdev->drain_cqe.done = sdr_net_drain_done;
 
@@ -812,8 +946,18 @@ int sdr_net_init(struct sdr_dev *sdev)
 		ret = PTR_ERR(sdev->send_cq);
 		goto err_dealloc_pd;
 	}
-	/* one more receive than the buffers: sdr_net_drain()'s marker */
-	sdev->recv_cq = ib_alloc_cq(sdev->ibdev, sdev, sdr_recv_depth + 1, 0,
+	/*
+	 * The ring may grow to recv_max buffers (never below recv_depth,
+	 * never past what the device takes), and one more receive than the
+	 * buffers is sdr_net_drain()'s marker.
+	 */
+	cap = max(READ_ONCE(sdr_recv_max), READ_ONCE(sdr_recv_depth));
+	cap = min_t(unsigned int, cap, SDR_RX_MAX);
+	if (sdev->ibdev->attrs.max_qp_wr > 1)
+		cap = min_t(unsigned int, cap, sdev->ibdev->attrs.max_qp_wr - 1);
+	if (sdev->ibdev->attrs.max_cqe > 1)
+		cap = min_t(unsigned int, cap, sdev->ibdev->attrs.max_cqe - 1);
+	sdev->recv_cq = ib_alloc_cq(sdev->ibdev, sdev, cap + 1, 0,
 				    IB_POLL_SOFTIRQ);
 	if (IS_ERR(sdev->recv_cq)) {
 		ret = PTR_ERR(sdev->recv_cq);
@@ -823,7 +967,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 	init.send_cq = sdev->send_cq;
 	init.recv_cq = sdev->recv_cq;
 	init.cap.max_send_wr = sdr_send_depth;
-	init.cap.max_recv_wr = sdr_recv_depth + 1;
+	init.cap.max_recv_wr = cap + 1;
 	init.cap.max_send_sge = SDR_TX_SGE;
 	init.cap.max_recv_sge = 2;
 	init.sq_sig_type = IB_SIGNAL_ALL_WR;
@@ -856,7 +1000,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 			goto err_destroy_qp;
 	}
 
-	ret = sdr_rx_alloc(sdev);
+	ret = sdr_rx_alloc(sdev, cap);
 	if (ret)
 		goto err_destroy_qp;
 	ret = sdr_tx_alloc(sdev);
@@ -931,8 +1075,13 @@ void sdr_net_stop(struct sdr_dev *sdev)
 		pr_err("%s: %d sends never completed\n", sdev->name,
 		       atomic_read(&sdev->tx_inflight));
 
-	/* Completions are done, so nothing queues the resume work again. */
+	/*
+	 * Completions are done, so nothing queues the resume work again;
+	 * receive handlers saw rx_stopped (above), so nothing queues the
+	 * ring's growth, which sees stopping if it runs now.
+	 */
 	cancel_work_sync(&sdev->resume_work);
+	cancel_work_sync(&sdev->rx_grow_work);
 	mutex_lock(&sdev->qp_mutex);
 	spin_lock_bh(&sdev->tx_lock);
 	sdev->qp = NULL;

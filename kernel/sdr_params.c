@@ -53,7 +53,14 @@ static const struct kernel_param_ops sdr_param_ops = {
 	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]")
 
 SDR_PARAM(recv_depth, 2048, 64, 16384, 0444,
-	  "Receive buffers (pages) posted per device, read at bind");
+	  "Receive buffers (pages) posted per device at bind: the floor of the ring");
+/* the literal ranges below are these (modinfo shows them as written) */
+static_assert(SDR_RX_MAX == 65536);
+static_assert(SDR_RATE_MAX_MBIT == 1000000);
+SDR_PARAM(recv_max, 16384, 64, 65536, 0444,
+	  "Receive buffers a device's ring grows to with its flows (at least recv_depth; the device's QP limit caps it), read at bind");
+SDR_PARAM(flow_rx_window, 4096, 16, 65536, 0644,
+	  "Receive buffers a device's ring grows by for each flow on it, up to recv_max; its flows' share is the window their senders keep to");
 SDR_PARAM(send_depth, 512, 16, 16384, 0444,
 	  "Send contexts (packets in flight) per device, read at bind");
 SDR_PARAM(dev_paths, 4, 1, SDR_PATHS_MAX, 0444,
@@ -94,8 +101,8 @@ SDR_PARAM(max_inflight, 65536, 16, 4194304, 0644,
 	  "SR/EC/ADAPTIVE: the most packets in flight per flow; the window is sized from the path up to it");
 SDR_PARAM(win_init, 256, 0, 4194304, 0644,
 	  "SR/EC/ADAPTIVE: packets in flight before the path is measured; 0: the window is max_inflight, fixed, and SR/EC are paced only at rate_mbit");
-SDR_PARAM(rate_mbit, 0, 0, 10000000, 0644,
-	  "SR/EC: a fixed sending rate for new flows, Mbit/s on the wire (a dedicated link); 0: the path's, measured");
+SDR_PARAM(rate_mbit, 0, 0, 1000000, 0644,
+	  "SR/EC: a fixed sending rate for new flows, Mbit/s of sdr packets, payload and header (a dedicated link); 0: the path's, measured");
 SDR_PARAM(loss_cut_pct, 25, 0, 100, 0644,
 	  "SR/EC: a round losing more than this % of what it sent restarts the rate estimate; 0: never");
 SDR_PARAM(ec_k, 32, 1, 64, 0644,

@@ -90,6 +90,17 @@ static ssize_t nr_flows_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(nr_flows);
 
+/* The receive ring: buffers made, posted now, and the most it grows to. */
+static ssize_t recv_ring_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	struct sdr_dev *sdev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u %d %u\n", READ_ONCE(sdev->nr_rx),
+			  atomic_read(&sdev->rx_posted), sdev->rx_cap);
+}
+static DEVICE_ATTR_RO(recv_ring);
+
 /* counters/<name> and drops/<reason>: one u64 each, read-only. */
 struct sdr_counter_attr {
 	struct device_attribute	attr;
@@ -123,6 +134,7 @@ static struct sdr_counter_attr sdr_counter_attrs[] = {
 	SDR_COUNTER(rx_errors, SDR_DEV_RX_ERRORS),
 	SDR_COUNTER(qp_recoveries, SDR_DEV_QP_RECOVERIES),
 	SDR_COUNTER(ctrl_dropped, SDR_DEV_CTRL_DROPPED),
+	SDR_COUNTER(rx_grown, SDR_DEV_RX_GROWN),
 };
 
 static struct attribute *sdr_counter_list[ARRAY_SIZE(sdr_counter_attrs) +
@@ -159,6 +171,7 @@ static DEVICE_ATTR_RO(path_qpns);
 
 static struct attribute *sdr_dev_attrs[] = {
 	&dev_attr_nr_flows.attr,
+	&dev_attr_recv_ring.attr,
 	&dev_attr_path_qpns.attr,
 	&dev_attr_ibdev.attr,
 	&dev_attr_port.attr,

@@ -58,6 +58,7 @@ struct opts {
 	uint32_t paths;		/* 0: one (per rail) */
 	uint32_t nrails;	/* devices in --rails, 0: none given */
 	uint32_t auth;		/* SDR_AUTH_*: 0 the kernel's default */
+	int64_t rate_mbit;	/* the sender's fixed rate; -1: the kernel's */
 	char rails[SDR_RAILS_MAX][SDR_DEVNAME_LEN];	/* [0] is dev */
 	bool verify;
 	bool json;
@@ -357,6 +358,9 @@ static void usage(FILE *f)
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
 "      --auth=on|off      authenticated packets (default: the kernel's,\n"
 "                         normally on); off only for a trusted fabric\n"
+"      --rate=MBIT        the sender's rate, Mbit/s of sdr packets, fixed (a\n"
+"                         dedicated link); 0: the path's, measured (default:\n"
+"                         the kernel's rate_mbit, normally 0)\n"
 "      --verify           fill and check every byte (exit 3 on a mismatch)\n"
 "      --json             one JSON object on the last line of stdout\n"
 "  -q, --quiet            no progress line\n"
@@ -424,7 +428,7 @@ static void parse_rails(const char *arg, struct opts *o)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS, O_AUTH };
+	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS, O_AUTH, O_RATE };
 	static const struct option lo[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
@@ -441,6 +445,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "rails", required_argument, NULL, O_RAILS },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "auth", required_argument, NULL, O_AUTH },
+		{ "rate", required_argument, NULL, O_RATE },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -454,6 +459,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->size = 1 << 20;
 	o->count = 1000;
 	o->inflight = DEFAULT_INFLIGHT;
+	o->rate_mbit = -1;
 	while ((c = getopt_long(argc, argv, "d:p:s:n:D:P:c:m:k:M:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -526,6 +532,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			else
 				die(EXIT_USAGE, "--auth must be on, off or vmac64");
 			break;
+		case O_RATE:
+			v = parse_size(optarg, "rate");
+			if (v > SDR_RATE_MAX_MBIT)
+				die(EXIT_USAGE, "rate must be 0..%d Mbit/s", SDR_RATE_MAX_MBIT);
+			o->rate_mbit = (int64_t)v;
+			break;
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
@@ -563,6 +575,13 @@ static struct sdr_flow *make_flow(struct sdr_ctx *ctx, const struct opts *o,
 	struct sdr_flow *f = sdr_flow_create(ctx, &fa);
 
 	*err = f ? 0 : -errno;
+	if (f && o->rate_mbit >= 0) {
+		*err = sdr_flow_set_rate(f, (uint32_t)o->rate_mbit);
+		if (*err) {
+			sdr_flow_destroy(f);
+			f = NULL;
+		}
+	}
 	return f;
 }
 
@@ -1027,6 +1046,11 @@ static void report(struct run *r)
 		printf(" Max in flight   : %u messages\n", r->fp.max_msgs);
 		printf(" Verify          : %s\n", o->verify ? "on" : "off");
 		printf(" Authentication  : %s\n", sdr_auth_str(sdr_flow_auth(r->flow)));
+		if (o->rate_mbit > 0)
+			printf(" Rate            : %" PRId64 " Mbit/s, fixed\n", o->rate_mbit);
+		else
+			printf(" Rate            : the path's%s\n",
+			       o->rate_mbit ? " (the kernel's default)" : "");
 		printf(" Completion time : %s\n", client ?
 		       "send post -> send completion (sender)" :
 		       "receive post -> receive completion (receiver)");
@@ -1061,7 +1085,7 @@ static void report(struct run *r)
 	}
 	if (o->json) {
 		printf("{\"role\":\"%s\",\"device\":\"%s\",\"policy\":\"%s\","
-		       "\"auth\":\"%s\","
+		       "\"auth\":\"%s\",\"rate_mbit\":%" PRId64 ","
 		       "\"msg_bytes\":%" PRIu64 ",\"messages\":%" PRIu64
 		       ",\"seconds\":%.6f,\"goodput_MBps\":%.3f,"
 		       "\"completion_us\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64
@@ -1077,7 +1101,7 @@ static void report(struct run *r)
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"payload\":%u,\"max_msgs\":%u,\"ec_k\":%u,\"ec_m\":%u"
 		       ",\"peer_results\":%s,\"auto_choice\":\"%s\"",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
-		       sdr_auth_str(sdr_flow_auth(r->flow)), o->size, messages, secs, mbps, r->me.p50, r->me.p99,
+		       sdr_auth_str(sdr_flow_auth(r->flow)), o->rate_mbit, o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
 		       missing, retx, spurious, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,

@@ -67,7 +67,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		4
+#define SDR_ABI_VERSION		5
 #define SDR_IOC_MAGIC		0xD5
 
 /*
@@ -555,16 +555,28 @@ struct sdr_send_post {
  * messages posted from now on (each message carries its policy and EC
  * geometry; the receiver follows them per message), so nothing in
  * flight is lost or changed.
- * flags (one or both): SDR_FLOW_MODIFY_POLICY: the policy;
+ * flags (any of them): SDR_FLOW_MODIFY_POLICY: the policy;
  *        SDR_FLOW_MODIFY_EC: the EC geometry, ec_k and ec_m (struct
- *        version 2), as in SDR_IOC_FLOW_CREATE but 0 is not allowed.
+ *        version 2), as in SDR_IOC_FLOW_CREATE but 0 is not allowed;
+ *        SDR_FLOW_MODIFY_RATE (struct version 3): rate_mbit, the rate
+ *        SR, EC (and ADAPTIVE, as its ceiling) send at, in Mbit/s of sdr
+ *        packets (payload and its 64-byte header; the link's own headers
+ *        are not counted), for a dedicated link; 0: the path's,
+ *        measured (Documentation/protocol.rst, "Window and rate").  The
+ *        window still comes from the path.  Applies at once, to every
+ *        message.  A new flow takes the module parameter rate_mbit.
  * errors: EINVAL no flag, policy from SDR_POLICY_NR on, ec_k or ec_m out
- *        of range, or SDR_FLOW_MODIFY_EC with a version 1 struct;
- *        EOPNOTSUPP a defined policy this kernel does not run.  Nothing
- *        changes when an error is returned.
+ *        of range, SDR_FLOW_MODIFY_EC with a version 1 struct,
+ *        SDR_FLOW_MODIFY_RATE with a version 1 or 2 struct or a rate
+ *        above SDR_RATE_MAX_MBIT, or __reserved not 0; EOPNOTSUPP a
+ *        defined policy this kernel does not run.  Nothing changes when
+ *        an error is returned.
  */
 #define SDR_FLOW_MODIFY_POLICY	(1U << 0)
 #define SDR_FLOW_MODIFY_EC	(1U << 1)
+#define SDR_FLOW_MODIFY_RATE	(1U << 2)
+
+#define SDR_RATE_MAX_MBIT	1000000		/* 1 Tbit/s */
 
 struct sdr_flow_modify {
 	__u32 size;
@@ -574,9 +586,13 @@ struct sdr_flow_modify {
 	/* version 2 */
 	__u32 ec_k;
 	__u32 ec_m;
+	/* version 3 */
+	__u32 rate_mbit;
+	__u32 __reserved;
 };
 #define SDR_FLOW_MODIFY_SIZE_V1	16
 #define SDR_FLOW_MODIFY_SIZE_V2	24
+#define SDR_FLOW_MODIFY_SIZE_V3	32
 
 /*
  * SDR_IOC_QUERY - what this kernel offers.  Works on any context: before

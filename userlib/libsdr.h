@@ -117,6 +117,13 @@ int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
  * current one is in sdr_flow_info()'s ec_k and ec_m. */
 int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m);
 /*
+ * The rate SR and EC send at (ADAPTIVE's ceiling), Mbit/s of sdr packets
+ * (payload and sdr's 64-byte header), for a dedicated link; 0: the path's,
+ * measured (since 1.8).  At once, for every message; the window still
+ * comes from the path.
+ */
+int sdr_flow_set_rate(struct sdr_flow *flow, uint32_t mbit);
+/*
  * Everything the peer needs to connect (since 1.7), to give it as bytes:
  * the endpoint, the QPNs the flow sends from and its authentication
  * (algorithm and receive key: as secret as the fabric needs).  The peer

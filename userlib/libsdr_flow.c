@@ -220,9 +220,9 @@ int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info)
 	return ret;
 }
 
-/* SDR_IOC_FLOW_MODIFY with @flags: the policy, the EC geometry. */
+/* SDR_IOC_FLOW_MODIFY with @flags: the policy, the EC geometry, the rate. */
 static int flow_modify(struct sdr_flow *flow, uint32_t flags, uint32_t policy,
-		       uint32_t k, uint32_t m)
+		       uint32_t k, uint32_t m, uint32_t mbit)
 {
 	struct sdr_flow_modify fm;
 
@@ -235,17 +235,23 @@ static int flow_modify(struct sdr_flow *flow, uint32_t flags, uint32_t policy,
 	fm.policy = policy;
 	fm.ec_k = k;
 	fm.ec_m = m;
+	fm.rate_mbit = mbit;
 	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_MODIFY, &fm);
 }
 
 int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy)
 {
-	return flow_modify(flow, SDR_FLOW_MODIFY_POLICY, policy, 0, 0);
+	return flow_modify(flow, SDR_FLOW_MODIFY_POLICY, policy, 0, 0, 0);
 }
 
 int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m)
 {
-	return flow_modify(flow, SDR_FLOW_MODIFY_EC, 0, k, m);
+	return flow_modify(flow, SDR_FLOW_MODIFY_EC, 0, k, m, 0);
+}
+
+int sdr_flow_set_rate(struct sdr_flow *flow, uint32_t mbit)
+{
+	return flow_modify(flow, SDR_FLOW_MODIFY_RATE, 0, 0, 0, mbit);
 }
 
 int sdr_flow_set_group(struct sdr_flow *flow, uint32_t group)

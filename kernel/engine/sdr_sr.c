@@ -153,7 +153,7 @@ u32 sdr_sr_window(const struct sdr_sr_flow *f)
 }
 
 /* the rate the flow paces at, bytes/s (wire bytes); 0: not paced */
-u64 sdr_sr_rate_Bps(const struct sdr_sr_flow *f)
+u64 sdr_sr_rate_bytes(const struct sdr_sr_flow *f)
 {
 	return f->pace_fs1024 ? div64_u64(1000000000000ULL << 10,
 					  f->pace_fs1024) : 0;
@@ -1173,6 +1173,7 @@ int sdr_sr_tx_ack(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	m->last_heard_ns = now_ns;
 	m->silent_rtos = 0;
+	sdr_sr_set_rwnd(f, hdr->msg_len ? hdr->msg_len : U32_MAX);
 	if (sdr_sr_adaptive(f) && hdr->imm &&
 	    !(hdr->aux & (SDR_ACK_F_COMPLETE | SDR_ACK_F_ABORT)))
 		sdr_sr_pace_learn(f, min_t(u32, hdr->imm,

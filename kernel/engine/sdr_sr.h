@@ -331,7 +331,7 @@ void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg);
 void sdr_sr_flow_init(struct sdr_sr_flow *f, const struct sdr_sr_cfg *cfg);
 u64 sdr_sr_silent_cap(const struct sdr_sr_flow *f);
 u32 sdr_sr_window(const struct sdr_sr_flow *f);
-u64 sdr_sr_rate_Bps(const struct sdr_sr_flow *f);
+u64 sdr_sr_rate_bytes(const struct sdr_sr_flow *f);
 void sdr_sr_set_rate(struct sdr_sr_flow *f, u64 pace_bps);
 void sdr_sr_set_rwnd(struct sdr_sr_flow *f, u32 rwnd);
 u64 sdr_sr_reorder_ns(const struct sdr_sr_flow *f);

@@ -200,9 +200,10 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 	 * imm: a COMPLETE ACK's is the message's lost data packets, and
 	 * ADAPTIVE's other ACKs and NACKs carry the receiver's arrival gap;
 	 * offset: an ACK's (not an ABORT's) or NACK's names a packet that
-	 * came twice
+	 * came twice; msg_len: an ACK's or NACK's is the receiver's window
 	 */
-	if (pkt->msg_len ||
+	if ((pkt->msg_len && pkt->type != SDR_PKT_ACK &&
+	     pkt->type != SDR_PKT_NACK) ||
 	    (pkt->offset && ((pkt->type != SDR_PKT_ACK &&
 			      pkt->type != SDR_PKT_NACK) ||
 			     (pkt->aux & SDR_ACK_F_ABORT))) ||

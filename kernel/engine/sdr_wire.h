@@ -10,7 +10,7 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	5
+#define SDR_WIRE_VERSION	6
 #define SDR_WIRE_HDR_LEN	64
 #define SDR_WIRE_PN_OFF		48
 /* the tag covers the header before it and the payload */
@@ -70,6 +70,13 @@ enum sdr_wire_policy {
  * other ACKs and NACKs, the receiver's arrival gap in ns; else 0.
  */
 
+/*
+ * msg_len of ACK/NACK: the receiver's window, the packets of the flow it
+ * can take in flight now (its receive ring runs short), or 0 when it
+ * states none.  The sender's window is at most that until the next
+ * answer says otherwise.
+ */
+
 /* aux of ACK/NACK: flags */
 #define SDR_ACK_F_COMPLETE	0x01	/* receiver has the whole message */
 #define SDR_ACK_F_ABORT		0x02	/* receiver discarded the message */
@@ -91,7 +98,7 @@ struct sdr_wire_hdr {
 	__be32	dst_flow;	/*  8: receiver's flow id, nonzero */
 	__be32	src_flow;	/* 12: sender's flow id, nonzero */
 	__be32	msg_seq;	/* 16 */
-	__be32	msg_len;	/* 20: DATA only */
+	__be32	msg_len;	/* 20: DATA; ACK/NACK: rwnd (below) */
 	__be32	offset;		/* 24: DATA only */
 	__be32	imm;		/* 28: DATA only */
 	__be32	ts;		/* 32: DATA: sender us clock; ACK/NACK: echo */

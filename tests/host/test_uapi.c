@@ -54,7 +54,8 @@ static void test_uapi_size_v2(void)
 	CHECK_EQ(SDR_FLOW_MODIFY_SIZE_V2, 24);
 	CHECK_EQ(offsetof(struct sdr_flow_modify, ec_k), SDR_FLOW_MODIFY_SIZE_V1);
 	CHECK_EQ(offsetofend(struct sdr_flow_modify, ec_m), SDR_FLOW_MODIFY_SIZE_V2);
-	CHECK_EQ(sizeof(struct sdr_flow_modify), SDR_FLOW_MODIFY_SIZE_V2);
+	CHECK_EQ(offsetof(struct sdr_flow_modify, rate_mbit), SDR_FLOW_MODIFY_SIZE_V2);
+	CHECK_EQ(sizeof(struct sdr_flow_modify), SDR_FLOW_MODIFY_SIZE_V3);
 	/* flow_info grew into its reserved words, not past them */
 	CHECK_EQ(offsetof(struct sdr_flow_info, ec_k), 96);
 	CHECK_EQ(offsetof(struct sdr_flow_info, ec_m), 100);
@@ -84,7 +85,7 @@ static void test_uapi_size_v3(void)
 /* Version 4 of flow create, 3 of connect: authentication, after the rest. */
 static void test_uapi_size_auth(void)
 {
-	CHECK_EQ(SDR_ABI_VERSION, 4);
+	CHECK_EQ(SDR_ABI_VERSION, 5);
 	CHECK_EQ(SDR_AUTH_DEFAULT, 0);
 	CHECK_EQ(SDR_AUTH_OFF, 1);
 	CHECK_EQ(SDR_AUTH_VMAC64, 2);

@@ -49,7 +49,7 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 5, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 6, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
@@ -117,6 +117,12 @@ static void test_wire_roundtrip(void)
 	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + blen), 0);
 	p.type = SDR_PKT_NACK;
 	p.aux = 0;
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + blen), 0);
+	/* the receiver's window rides in msg_len */
+	p.msg_len = 512;
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + blen), 0);
+	p.type = SDR_PKT_ACK;
+	p.msg_len = U32_MAX;
 	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + blen), 0);
 
 	memset(&p, 0, sizeof(p));
@@ -216,7 +222,8 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 2), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 3), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 4), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 6), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 5), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 7), -SDR_DROP_VERSION);
 	/* LEN: payload longer than the buffer */
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 99, -1, 0), -SDR_DROP_LEN);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, -1, 0), 0);
@@ -254,6 +261,11 @@ static void test_wire_reject(void)
 	       p.imm = 0, SDR_DROP_LEN);
 	REJECT(p.type = SDR_PKT_CLOSE; p.flags = 0; p.msg_len = 0; p.offset = 0;
 	       p.imm = 0; p.payload_len = 0; p.aux = 1, SDR_DROP_RESERVED);
+	/* msg_len is a window only in ACK and NACK */
+	REJECT(p.type = SDR_PKT_CLOSE; p.flags = 0; p.msg_len = 64; p.offset = 0;
+	       p.imm = 0; p.payload_len = 0; p.aux = 0, SDR_DROP_RESERVED);
+	REJECT(p.type = SDR_PKT_RNR; p.flags = 0; p.msg_len = 64; p.offset = 0;
+	       p.imm = 0; p.payload_len = 0; p.aux = 0, SDR_DROP_RESERVED);
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
 	       p.imm = 0; p.aux = 4, SDR_DROP_FLAGS);
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
@@ -270,8 +282,10 @@ static void test_wire_reject(void)
 	       p.imm = 0; p.payload_len = 12, 0);
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.msg_len = 0; p.offset = 0;
 	       p.imm = 0; p.payload_len = 11, SDR_DROP_ACK);
+	/* an ACK's msg_len is the receiver's window (the DATA's was 100) */
 	REJECT(p.type = SDR_PKT_ACK; p.flags = 0; p.offset = 0;
-	       p.imm = 0; p.payload_len = 12, SDR_DROP_RESERVED);
+	       p.imm = 0; p.payload_len = 12, 0);
+	CHECK_EQ(q.msg_len, 100);
 	/* imm: a COMPLETE ACK's lost count; ADAPTIVE's gap; else reserved */
 #define ACK12(t) p.type = (t); p.flags = 0; p.msg_len = 0; p.offset = 0; \
 	p.payload_len = 12; p.policy = SDR_WIRE_POLICY_SR

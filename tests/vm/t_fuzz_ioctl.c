@@ -598,7 +598,8 @@ static const struct ioc {
 		      { ENOTCONN, EAGAIN, ESTALE, EBUSY, EPIPE, ENOMEM } },
 	[NR_MODIFY] = { "FLOW_MODIFY", SDR_IOC_FLOW_MODIFY,
 			SDR_FLOW_MODIFY_SIZE_V1, sizeof(struct sdr_flow_modify),
-			SDR_FLOW_MODIFY_POLICY | SDR_FLOW_MODIFY_EC, { 0 } },
+			SDR_FLOW_MODIFY_POLICY | SDR_FLOW_MODIFY_EC |
+			SDR_FLOW_MODIFY_RATE, { 0 } },
 	[NR_QUERY] = { "QUERY", SDR_IOC_QUERY, SDR_QUERY_SIZE_V1,
 		       sizeof(struct sdr_query), 0, { 0 } },
 	[NR_RAIL] = { "FLOW_RAIL", SDR_IOC_FLOW_RAIL, SDR_FLOW_RAIL_SIZE_V1,
@@ -2153,13 +2154,20 @@ static void op_modify(struct thr *t)
 
 	m.flow_id = some_flow_id(t, &f, &fi, &s);
 	m.flags = (pct(t, 90) ? SDR_FLOW_MODIFY_POLICY : 0) |
-		  (pct(t, 30) ? SDR_FLOW_MODIFY_EC : 0);
+		  (pct(t, 30) ? SDR_FLOW_MODIFY_EC : 0) |
+		  (pct(t, 20) ? SDR_FLOW_MODIFY_RATE : 0);
 	m.policy = pct(t, 90) ? below(t, 3) : pct(t, 50) ? 3 + below(t, 2) :
 		   (uint32_t)rnd(t);
 	m.ec_k = pct(t, 90) ? below(t, 66) : (uint32_t)rnd(t);
 	m.ec_m = pct(t, 90) ? below(t, 34) : (uint32_t)rnd(t);
-	fz_ioctl(t, s, NR_MODIFY, &m, 10, 0, "flow=%#x flags=%#x policy=%u ec %u/%u",
-		 m.flow_id, m.flags, m.policy, m.ec_k, m.ec_m);
+	/* a slow rate now and then: the flows it picks still end */
+	m.rate_mbit = pct(t, 50) ? 0 : pct(t, 90) ? 10 + below(t, 10000) :
+		      (uint32_t)rnd(t);
+	m.__reserved = pct(t, 95) ? 0 : (uint32_t)rnd(t);
+	fz_ioctl(t, s, NR_MODIFY, &m, 10, 0,
+		 "flow=%#x flags=%#x policy=%u ec %u/%u rate %u res %u",
+		 m.flow_id, m.flags, m.policy, m.ec_k, m.ec_m, m.rate_mbit,
+		 m.__reserved);
 }
 
 /*

@@ -763,6 +763,80 @@ TEST_F(env, ec_geometry_per_flow)
 	ASSERT_EQ(set_param("ec_k", (unsigned int)dk), 0);
 }
 
+/* FLOW_MODIFY of the rate: 0, or the errno. */
+static int modify_rate(int fd, uint32_t flow_id, uint32_t size, uint32_t mbit,
+		       uint32_t reserved)
+{
+	struct sdr_flow_modify fm;
+
+	memset(&fm, 0, sizeof(fm));
+	fm.size = size;
+	fm.flags = SDR_FLOW_MODIFY_RATE;
+	fm.flow_id = flow_id;
+	fm.rate_mbit = mbit;
+	fm.__reserved = reserved;
+	return ioctl(fd, SDR_IOC_FLOW_MODIFY, &fm) ? errno : 0;
+}
+
+/* A figure of the flow's window and rate in sysfs (flows/<id>/sr/<name>). */
+static uint64_t sysfs_cc(const char *dev, uint32_t flow_id, const char *name)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/sr/%s", dev,
+		 flow_id, name);
+	return sysfs_u64_or(path, UINT64_MAX);
+}
+
+/*
+ * The window and rate of a flow: win_init packets before anything is
+ * measured, not paced (rate 0) until the path is; FLOW_MODIFY's rate
+ * (version 3) fixes it and 0 gives it back to the path; a version 2
+ * struct, a rate past SDR_RATE_MAX_MBIT or __reserved set is EINVAL and
+ * changes nothing; a new flow takes the module parameter rate_mbit.
+ */
+TEST_F(env, rate_per_flow)
+{
+	struct sdr_flow_create c;
+	uint64_t win_init;
+
+	win_init = sysfs_u64_or("/sys/module/sdr/parameters/win_init", 0);
+	ASSERT_NE(win_init, 0);
+	flow_create_arg(&c, SDR_POLICY_SR, MSG, NMSGS);
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "window"), win_init);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "cc_cuts"), 0);
+
+	EXPECT_EQ(modify_rate(self->fa, c.flow_id,
+			      sizeof(struct sdr_flow_modify), 100, 0), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"), 100000);
+	EXPECT_EQ(modify_rate(self->fa, c.flow_id, SDR_FLOW_MODIFY_SIZE_V2,
+			      50, 0), EINVAL);
+	EXPECT_EQ(modify_rate(self->fa, c.flow_id,
+			      sizeof(struct sdr_flow_modify),
+			      SDR_RATE_MAX_MBIT + 1, 0), EINVAL);
+	EXPECT_EQ(modify_rate(self->fa, c.flow_id,
+			      sizeof(struct sdr_flow_modify), 50, 1), EINVAL);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"), 100000);
+	EXPECT_EQ(modify_rate(self->fa, c.flow_id,
+			      sizeof(struct sdr_flow_modify),
+			      SDR_RATE_MAX_MBIT, 0), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"),
+		  (uint64_t)SDR_RATE_MAX_MBIT * 1000);
+	EXPECT_EQ(modify_rate(self->fa, c.flow_id,
+			      sizeof(struct sdr_flow_modify), 0, 0), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"), 0);
+
+	/* the module's default reaches new flows only */
+	ASSERT_EQ(set_param("rate_mbit", 50), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"), 0);
+	flow_create_arg(&c, SDR_POLICY_EC, MSG, NMSGS);
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(sysfs_cc(dev0(), c.flow_id, "rate_kbit"), 50000);
+	ASSERT_EQ(set_param("rate_mbit", 0), 0);
+}
+
 /* SDR_POLICY_DEFAULT and chunk_size 0 take the module's defaults. */
 TEST_F(env, flow_create_defaults)
 {

@@ -4,7 +4,7 @@
 # it (server on rxe1, client on rxe0), and its JSON summary.
 . "$(dirname "$0")/lib.sh"
 
-plan 8
+plan 10
 sdr_load
 # A loss-free link: no NONE message may end with holes, however starved the
 # guest is (a packet gap past none_idle_ms would complete one early).
@@ -58,5 +58,37 @@ full, kg = divmod(npk, 4)
 # a short last submessage of kg packets gets max(ceil(m*kg/k), min(m, kg))
 want = 20 * (2 * full + (max(-(-2 * kg // 4), min(2, kg)) if kg else 0))
 assert want // 2 < j['parity_packets'] <= want, (j['parity_packets'], want)" "$json"
+
+# A fixed rate (--rate, FLOW_MODIFY's rate_mbit): SR moves verified data at
+# no more than the rate (wire bytes: payload plus the 64-byte header, and
+# the window's first burst before the pacer has a clock), and not far below
+# it (the guest carries several times 40 Mbit/s); sysfs shows the rate.
+"$perf" -d rxe1 -p 18517 --verify >"$srv" 2>&1 &
+spid=$!
+wait_listen 18517
+"$perf" -d rxe0 -p 18517 -P sr --rate 40 -s 1M -D 6 --verify --json \
+	198.18.0.2 >"$out" 2>&1 &
+cpid=$!
+rate_kbit=
+for _ in $(seq 40); do
+	for f in /sys/class/sdr/rxe0/flows/*/sr/rate_kbit; do
+		[ -r "$f" ] && rate_kbit=$(cat "$f")
+	done
+	[ -n "$rate_kbit" ] && [ "$rate_kbit" != 0 ] && break
+	sleep 0.2
+done
+wait "$cpid"
+crc=$?
+wait "$spid"
+src=$?
+json=$(tail -n 1 "$out")
+sed 's/^/# rate client: /' "$out" | tail -n 3
+check "--rate 40: both exit 0, verify_errors 0, JSON rate_mbit 40, sysfs rate_kbit 40000" \
+	test "$crc/$src/$(field '["verify_errors"]')/$(field '["rate_mbit"]')/$rate_kbit" = 0/0/0/40/40000
+check "--rate 40: goodput at most 1.05x of 40 Mbit/s (and not stalled: over 0.2x)" python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+wire = 40e6 / 8 / 1048576 * j['payload'] / (j['payload'] + 64)
+assert 0.2 * wire < j['goodput_MBps'] <= 1.05 * wire, (j['goodput_MBps'], wire)" "$json"
 rm -f "$out" "$srv"
 done_testing

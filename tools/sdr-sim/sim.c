@@ -590,7 +590,7 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	res->srtt_ns = (double)fs->rtt.srtt_ns;
 	res->cc = fs->cc;
 	res->window = sdr_sr_window(fs);
-	res->rate_Bps = sdr_sr_rate_Bps(fs);
+	res->rate_Bps = sdr_sr_rate_bytes(fs);
 	res->win_peak = s.win_peak;
 	add_stats(&res->st, &fs->st, &fr->st);
 	res->ad = fr->ad;
