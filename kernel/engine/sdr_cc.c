@@ -13,7 +13,8 @@
 static const u8 sdr_cc_cycle[8] = { 10, 6, 8, 8, 8, 8, 8, 8 };
 #define SDR_CC_CYCLE_START	2	/* a 1x round: no probe right after drain */
 #define SDR_CC_FULL_ROUNDS	3
-#define SDR_CC_MIN_LOSS_PKTS	16	/* a round sends this many to judge loss */
+#define SDR_CC_MIN_LOSS_PKTS	16	/* a round resolves this many to judge loss */
+#define SDR_CC_HEAVY_ROUNDS	2	/* lossy rounds in a row that restart */
 
 const char *sdr_cc_state_name(u8 state)
 {
@@ -135,21 +136,33 @@ static void sdr_cc_push(struct sdr_cc *cc, u64 sample)
 /* One round ended with delivery rate @sample: what it says of the path. */
 static void sdr_cc_round(struct sdr_cc *cc, u64 sample)
 {
-	bool heavy = cc->cfg.loss_cut_pct &&
-		     cc->rnd_sent >= SDR_CC_MIN_LOSS_PKTS &&
-		     (u64)cc->rnd_lost * 100 >
-		     (u64)cc->cfg.loss_cut_pct * cc->rnd_sent;
+	/*
+	 * The round's loss: of the packets the path resolved in it, lost
+	 * or delivered (what it sent itself is resolved a round later).
+	 */
+	u64 done = div_u64(cc->rnd_bytes, cc->cfg.pkt_bytes) + cc->rnd_lost;
+	bool heavy = cc->cfg.loss_cut_pct && done >= SDR_CC_MIN_LOSS_PKTS &&
+		     (u64)cc->rnd_lost * 100 > (u64)cc->cfg.loss_cut_pct * done;
 	bool valid = cc->held || sample > cc->bw;
 
 	cc->rounds++;
-	if (heavy && cc->state != SDR_CC_FIXED) {
+	cc->heavy_rounds = heavy ? cc->heavy_rounds + 1 : 0;
+	if (cc->heavy_rounds >= SDR_CC_HEAVY_ROUNDS &&
+	    cc->state != SDR_CC_FIXED) {
+		/*
+		 * Two rounds in a row: a pattern.  Start again from what
+		 * this round delivered, in startup, which finds within a
+		 * few rounds whatever rate the path still has.
+		 */
 		memset(cc->bw_win, 0, sizeof(cc->bw_win));
 		cc->bw_next = 0;
 		sdr_cc_push(cc, sample);
 		cc->full_bw = cc->bw;
+		cc->full_rounds = 0;
+		cc->heavy_rounds = 0;
 		cc->cuts++;
-		if (cc->state == SDR_CC_STARTUP)
-			cc->state = SDR_CC_DRAIN;
+		cc->state = SDR_CC_STARTUP;
+		cc->win = 0;	/* startup's only-grows starts from here */
 	} else if (valid) {
 		sdr_cc_push(cc, sample);
 		if (cc->state == SDR_CC_STARTUP) {

@@ -23,9 +23,10 @@
  *    The minimum RTT (its caller's: sdr_sr.c keeps the least of the last
  *    10-20 s) says where queues start.  Random loss takes packets, not
  *    rate: what arrives still arrives at the path's rate, so the estimate
- *    stands.  A round that lost more than loss_cut_pct of what it sent is
- *    a pattern, not noise (a policer, a queue overflowing): the estimate
- *    restarts from that round's delivery rate.
+ *    stands.  Two rounds in a row in which more than loss_cut_pct of the
+ *    packets the path resolved (delivered or declared lost) were lost
+ *    are a pattern, not noise (a policer, a queue overflowing): the
+ *    estimate restarts from that round's delivery rate, in startup.
  *  - fixed (cfg.rate_Bps > 0): that rate, for a dedicated long-haul link
  *    as the SDR paper assumes; the window is still from the path
  *    (2 x rate x minimum RTT once an RTT is known).
@@ -80,6 +81,7 @@ struct sdr_cc {
 	u64	rnd_bytes;	/* delivered in this round */
 	u32	rnd_sent;	/* packets sent in this round */
 	u32	rnd_lost;	/* packets declared lost in this round */
+	u32	heavy_rounds;	/* rounds in a row over loss_cut_pct */
 	/* counters */
 	u64	rounds;
 	u64	cuts;		/* rounds whose loss restarted the estimate */
