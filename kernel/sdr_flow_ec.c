@@ -34,8 +34,9 @@
 #include "sdr_trace.h"
 
 /*
- * The codec (engine/sdr_ec.c) every EC flow of the module uses: "avx2"
- * where the CPU has it, "scalar", or "auto" (the fastest; the default).
+ * The codec (engine/sdr_ec.c) every EC flow of the module uses: "gfni"
+ * or "avx2" where the CPU has it, "scalar", or "auto" (the fastest; the
+ * default).
  * Writable live: a write takes effect at the next submessage coded, and
  * every implementation gives the same bytes.  Reading says which runs.
  */

@@ -46,6 +46,11 @@ static inline bool sdr_cpu_avx2(void)
 	       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL);
 }
 
+static inline bool sdr_cpu_gfni(void)
+{
+	return sdr_cpu_avx2() && boot_cpu_has(X86_FEATURE_GFNI);
+}
+
 static inline bool sdr_simd_begin(void)
 {
 	if (!may_use_simd())
@@ -179,6 +184,11 @@ static inline bool sdr_cpu_avx2(void)
 {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2");
+}
+
+static inline bool sdr_cpu_gfni(void)
+{
+	return sdr_cpu_avx2() && __builtin_cpu_supports("gfni");
 }
 
 static inline bool sdr_simd_begin(void)

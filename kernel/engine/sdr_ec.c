@@ -12,9 +12,14 @@
  * Encoding and decoding are dot products: each output symbol is a sum of
  * input symbols times coefficients.  All outputs of one call are built in
  * one pass over the inputs, eight at a time (what fits in the registers
- * beside the inputs).  Two implementations, chosen by sdr_ec_init() from
+ * beside the inputs).  Three implementations, chosen by sdr_ec_init() from
  * the CPU's features (or by sdr_ec_set_impl()), give identical bytes:
  *
+ * - gfni: a buffer times c is one gf2p8affineqb of 32 bytes with c's 8x8
+ *   bit matrix (sdr_gf_aff, sdr_ec_aff.h: multiplication by a constant is
+ *   linear over GF(2), whatever the polynomial; gf2p8mulb's is AES's
+ *   0x11b, not ours), as ISA-L's GFNI code does; AVX2 registers, the same
+ *   sections as avx2.
  * - avx2: a buffer times c by split nibbles: vpshufb looks up the low and
  *   the high nibble of 32 bytes at once in c's two 16-entry product
  *   tables (sdr_gf_nib, sdr_ec_nib.h, 16 KiB), as ISA-L and lib/raid6
@@ -27,6 +32,7 @@
  */
 #include "sdr_ec.h"
 #include "sdr_ec_nib.h"
+#include "sdr_ec_aff.h"
 
 /*
  * Generated once by a throwaway program: exp[i] = 2^i, multiplying by 2
@@ -293,6 +299,11 @@ const u8 *sdr_gf_nib_row(u8 c)
 	return sdr_gf_nib[c];
 }
 
+u64 sdr_gf_aff_matrix(u8 c)
+{
+	return sdr_gf_aff[c];
+}
+
 #if defined(SDR_HAVE_X86_SIMD) && !defined(__CHECKER__)
 /*
  * AVX2, written with GCC's (and clang's) vector extensions and builtins
@@ -395,6 +406,81 @@ static SDR_AVX2 void sdr_ec_dot_avx2(u32 n, const u8 *const src[], u32 off,
 }
 
 #define SDR_EC_HAVE_AVX2	1
+
+/*
+ * GFNI on AVX2 registers: each multiply-xor is one vgf2p8affineqb with
+ * the coefficient's matrix broadcast to the four qwords.
+ */
+#define SDR_GFNI	__attribute__((__target__("avx2,gfni")))
+typedef u64 sdr_v4q __attribute__((__vector_size__(32)));
+typedef char sdr_v32c __attribute__((__vector_size__(32)));
+
+static SDR_GFNI __always_inline sdr_v32 sdr_v_aff(sdr_v32 x, u64 m)
+{
+	const sdr_v4q a = { m, m, m, m };
+
+	return (sdr_v32)__builtin_ia32_vgf2p8affineqb_v32qi((sdr_v32c)x,
+							    (sdr_v32c)a, 0);
+}
+
+static SDR_GFNI __always_inline void
+sdr_ec_dot_gfni_rows(const u32 R, u32 n, const u8 *const src[], u32 off,
+		     u32 end, const u16 (*co)[SDR_EC_BATCH], u8 *const out[],
+		     bool acc)
+{
+	const sdr_v32 zero = { 0 };
+	sdr_v32 a[SDR_EC_BATCH], s;
+	u32 pos, i, r;
+
+	for (pos = off; pos < end; pos += 32) {
+#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			a[r] = acc ? sdr_v_load(out[r] + pos) : zero;
+		for (i = 0; i < n; i++) {
+			s = sdr_v_load(src[i] + pos);
+#pragma GCC unroll 8
+			for (r = 0; r < R; r++)
+				a[r] ^= sdr_v_aff(s, sdr_gf_aff[SDR_EC_C(co[i][r])]);
+		}
+#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			sdr_v_store(out[r] + pos, a[r]);
+	}
+}
+
+/* (end - off) is a multiple of 32; one instance per R, a constant */
+static SDR_GFNI void sdr_ec_dot_gfni(u32 n, const u8 *const src[], u32 off,
+				     u32 end, u32 nout,
+				     const u16 (*co)[SDR_EC_BATCH],
+				     u8 *const out[], bool acc)
+{
+	switch (nout) {
+	case 8:
+		sdr_ec_dot_gfni_rows(8, n, src, off, end, co, out, acc);
+		break;
+	case 7:
+		sdr_ec_dot_gfni_rows(7, n, src, off, end, co, out, acc);
+		break;
+	case 6:
+		sdr_ec_dot_gfni_rows(6, n, src, off, end, co, out, acc);
+		break;
+	case 5:
+		sdr_ec_dot_gfni_rows(5, n, src, off, end, co, out, acc);
+		break;
+	case 4:
+		sdr_ec_dot_gfni_rows(4, n, src, off, end, co, out, acc);
+		break;
+	case 3:
+		sdr_ec_dot_gfni_rows(3, n, src, off, end, co, out, acc);
+		break;
+	case 2:
+		sdr_ec_dot_gfni_rows(2, n, src, off, end, co, out, acc);
+		break;
+	case 1:
+		sdr_ec_dot_gfni_rows(1, n, src, off, end, co, out, acc);
+		break;
+	}
+}
 #endif
 
 struct sdr_ec_impl {
@@ -408,8 +494,10 @@ static bool sdr_ec_always(void)
 	return true;
 }
 
+/* the fastest first: "auto" takes the first this CPU has */
 static const struct sdr_ec_impl sdr_ec_impls[] = {
 #ifdef SDR_EC_HAVE_AVX2
+	{ "gfni", sdr_ec_dot_gfni, sdr_cpu_gfni },
 	{ "avx2", sdr_ec_dot_avx2, sdr_cpu_avx2 },
 #endif
 	{ "scalar", NULL, sdr_ec_always },

@@ -38,8 +38,8 @@ u8 sdr_gf_inv(u8 a);		/* a != 0; returns 0 for 0 */
 u8 sdr_ec_coef(u32 j, u32 i);
 
 /*
- * The codec's implementation: "avx2" (where the CPU has AVX2) or
- * "scalar"; every one gives the same bytes.  sdr_ec_init() picks the
+ * The codec's implementation: "gfni" (where the CPU has GFNI and AVX2),
+ * "avx2" (AVX2) or "scalar"; every one gives the same bytes.  sdr_ec_init() picks the
  * fastest this CPU has (sdr_ec_set_impl("auto")); until something picks,
  * it is "scalar".  A call codes with the one in use when it started, so
  * switching while other threads code is safe.
@@ -50,6 +50,8 @@ const char *sdr_ec_impl(void);
 int sdr_ec_set_impl(const char *name);
 /* c's split-nibble product tables (sdr_ec_nib.h), for the tests */
 const u8 *sdr_gf_nib_row(u8 c);
+/* c's GFNI affine matrix (sdr_ec_aff.h), for the tests */
+u64 sdr_gf_aff_matrix(u8 c);
 
 /*
  * out (pay bytes) = parity row j over the kg data symbols data[i], each

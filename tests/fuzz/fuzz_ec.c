@@ -9,9 +9,10 @@
  * to pay) and only the first e present parity rows were touched; a stray
  * have bit at or above kg gives -EINVAL and writes nothing.  Each symbol is
  * its own allocation of the exact size, so ASan sees any stray access.
- * A flag picks the codec's implementation (sdr_ec_set_impl: the fastest
- * this CPU has, or scalar); each parity row is also built by the other
- * one and must be the same bytes.
+ * The flags pick the codec's implementation (sdr_ec_set_impl: the fastest
+ * this CPU has, avx2 where it has it, or scalar); each parity row is also
+ * built by scalar (by the fastest when scalar codes) and must be the same
+ * bytes.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -24,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CANARY		0xa5
 #define F_STRAY		0x01	/* set a have bit at or above kg */
-#define F_SCALAR	0x02	/* code with "scalar", not "auto" */
+/* flags >> 1, mod 3: the implementation that codes */
+static const char *const impl_names[] = { "auto", "avx2", "scalar" };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -35,14 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u32 kg, m, pay, last, flags, pmask, i, j, b, npar = 0, e = 0, used;
 	u64 all, have;
 	int ret, enospc;
+	const char *mine, *other;
 
 	kg = 1 + take(&in, 1) % SDR_EC_MAX_K;
 	m = take(&in, 1) % (SDR_EC_MAX_M + 1);
 	pay = 1 + take(&in, 1);		/* 1..256: SIMD blocks and tails */
 	last = take(&in, 1) % (pay + 1);
 	flags = take(&in, 1);
-	if (sdr_ec_set_impl(flags & F_SCALAR ? "scalar" : "auto"))
-		abort();
+	mine = impl_names[(flags >> 1) % 3];
+	if (sdr_ec_set_impl(mine)) {
+		mine = "auto";		/* avx2 on a CPU without it */
+		if (sdr_ec_set_impl(mine))
+			abort();
+	}
+	other = strcmp(mine, "scalar") ? "scalar" : "auto";
 	all = kg == 64 ? ~0ULL : BIT_ULL(kg) - 1;
 	have = take(&in, 8) & all;
 	pmask = (u32)take(&in, 4) & (m == 32 ? ~0U : (u32)BIT(m) - 1);
@@ -73,11 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  par[j]))
 			abort();
 		/* the other implementation: the same bytes */
-		if (sdr_ec_set_impl(flags & F_SCALAR ? "auto" : "scalar") ||
+		if (sdr_ec_set_impl(other) ||
 		    sdr_ec_encode_rows(kg, j, 1, (const u8 *const *)orig, len,
 				       pay, &prx[j]) ||
 		    memcmp(prx[j], par[j], pay) ||
-		    sdr_ec_set_impl(flags & F_SCALAR ? "scalar" : "auto"))
+		    sdr_ec_set_impl(mine))
 			abort();
 		memcpy(prx[j], par[j], pay);
 		pptr[j] = prx[j];

@@ -4,7 +4,7 @@
  * every erasure pattern of small codes, random worst-case patterns (exactly
  * m erasures) of the large ones, short symbols and short submessages, bad
  * arguments, each under every implementation this CPU has (sdr_ec_impl:
- * avx2, scalar).  The implementations against each other and against
+ * gfni, avx2, scalar).  The implementations against each other and against
  * ISA-L's ec_encode_data() given sdr's coefficients: identical bytes on
  * random geometries, lengths and alignments.  Every buffer is its own
  * malloc of the exact size, so ASan sees any access past a symbol.
@@ -78,13 +78,32 @@ static void test_ec_nib_table(void)
 		}
 	}
 	CHECK_EQ(bad, 0);
+	/*
+	 * GFNI's matrices: gf2p8affineqb(x, A, 0) bit i is the parity of
+	 * A's byte 7 - i and x, for every c and x
+	 */
+	for (c = 0; c < 256; c++) {
+		u64 a = sdr_gf_aff_matrix((u8)c);
+
+		for (x = 0; x < 256; x++) {
+			u8 y = 0;
+			u32 i;
+
+			for (i = 0; i < 8; i++)
+				y |= (u8)(__builtin_parity((u32)((a >> (8 * (7 - i))) &
+							      x)) << i);
+			bad += y != ref_mul((u8)c, (u8)x);
+		}
+	}
+	CHECK_EQ(bad, 0);
 	/* the choice of implementation, by name */
 	CHECK_EQ(sdr_ec_set_impl("bogus"), -EINVAL);
 	CHECK_EQ(sdr_ec_set_impl("scalar"), 0);
 	CHECK(!strcmp(sdr_ec_impl(), "scalar"));
 	CHECK_EQ(sdr_ec_set_impl("auto"), 0);
-	CHECK(!strcmp(sdr_ec_impl(), __builtin_cpu_supports("avx2") ?
-				     "avx2" : "scalar"));
+	CHECK(!strcmp(sdr_ec_impl(),
+		      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("gfni") ?
+		      "gfni" : __builtin_cpu_supports("avx2") ? "avx2" : "scalar"));
 }
 
 static void test_ec_coef(void)
@@ -457,7 +476,7 @@ static void test_ec_throughput(void)
 	sub_free(&s);
 }
 
-static const char *const impls[] = { "avx2", "scalar" };
+static const char *const impls[] = { "gfni", "avx2", "scalar" };
 
 /* Run @fn under each implementation this CPU has; say which ran. */
 static void each_impl(void (*fn)(void))

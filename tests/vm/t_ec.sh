@@ -5,7 +5,8 @@
 # (t_data), then the device totals in sysfs: parity went out, and under
 # loss packets were rebuilt from it, each one reported by the
 # sdr:sdr_pkt_recovered tracepoint.  Then the codec: the module runs the
-# fastest the CPU has (ec_codec says avx2 where /proc/cpuinfo has avx2),
+# fastest the CPU has (ec_codec says gfni where /proc/cpuinfo has gfni
+# and avx2, avx2 where it has avx2),
 # 100 more messages go with ec_codec switched live to scalar and arrive
 # intact, rebuilt by it under loss, and a name it does not have is refused.
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +53,7 @@ echo >"$T/trace"
 P=/sys/module/sdr/parameters/ec_codec
 want=scalar
 grep -qw avx2 /proc/cpuinfo && want=avx2
+grep -qw avx2 /proc/cpuinfo && grep -qw gfni /proc/cpuinfo && want=gfni
 check "ec_codec is $want, the fastest this CPU has (says $(cat $P))" \
 	test "$(cat $P)" = "$want"
 dec0=$(sum decodes)

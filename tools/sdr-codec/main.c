@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 {
 	struct geo geos[32];
 	unsigned int ngeo = 0, pay = 4056, g, s, i;
-	const char *impls[] = { "avx2", "scalar" };
+	const char *impls[] = { "gfni", "avx2", "scalar" };
 	double ms = 200;
 	int json = 0, bad = 0;
 	static struct bufs b;
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
 		ienc = best_rate(isal_enc, &b, ms);
 		idec = best_rate(isal_dec_fn, &b, ms);
 		iprep = best_rate(isal_dec_prep_fn, &b, ms);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
 			double enc, dec;
 			int same = 1;
 
