@@ -413,14 +413,14 @@ static SDR_AVX2 void sdr_ec_dot_avx2(u32 n, const u8 *const src[], u32 off,
  */
 #define SDR_GFNI	__attribute__((__target__("avx2,gfni")))
 typedef u64 sdr_v4q __attribute__((__vector_size__(32)));
-typedef char sdr_v32c __attribute__((__vector_size__(32)));
 
 static SDR_GFNI __always_inline sdr_v32 sdr_v_aff(sdr_v32 x, u64 m)
 {
 	const sdr_v4q a = { m, m, m, m };
 
-	return (sdr_v32)__builtin_ia32_vgf2p8affineqb_v32qi((sdr_v32c)x,
-							    (sdr_v32c)a, 0);
+	return (sdr_v32)__builtin_ia32_vgf2p8affineqb_v32qi(
+		(char __attribute__((__vector_size__(32))))x,
+		(char __attribute__((__vector_size__(32))))a, 0);
 }
 
 static SDR_GFNI __always_inline void
