@@ -6,7 +6,9 @@
  * Window: the packets the flow may have in flight, sized from the measured
  * bandwidth-delay product: the highest delivery rate of the last
  * SDR_CC_BW_ROUNDS rounds (a round lasts one minimum RTT, at least
- * SDR_CC_MIN_ROUND_NS) times the minimum RTT, times a gain (2 once the
+ * SDR_CC_MIN_ROUND_NS, long against the grain of timers and of answers
+ * that come bunched; its rate is what it delivered over its length) times
+ * the minimum RTT, times a gain (2 once the
  * pipe is full: one BDP on the path, one for what recovery and batched
  * answers hold back), plus a pacing burst; at least win_min, at most
  * win_max (the flow's local limit) and the receiver's window.  Before the
@@ -41,7 +43,7 @@
 #include "sdr_compat.h"
 
 #define SDR_CC_BW_ROUNDS	10
-#define SDR_CC_MIN_ROUND_NS	1000000ULL	/* 1 ms */
+#define SDR_CC_MIN_ROUND_NS	5000000ULL	/* 5 ms: timers' and batches' grain */
 /* estimates are bounded so products stay in 64 bits */
 #define SDR_CC_MAX_BPS		(1ULL << 40)	/* bytes/s: 8.8 Tbit/s */
 #define SDR_CC_MAX_RTT_US	10000000ULL	/* 10 s */
