@@ -1366,8 +1366,8 @@ int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m)
 }
 
 /*
- * The rate SR and EC send at (and ADAPTIVE's ceiling), Mbit/s on the
- * wire, from now on; 0: the path's.  Every engine state of the flow takes
+ * The rate SR and EC send at (and ADAPTIVE's ceiling), Mbit/s of sdr
+ * packets (payload and header), from now on; 0: the path's.  Every engine state of the flow takes
  * it at once (sdr_sr_set_rate()), one made later through
  * sdr_flow_engine_cfg().  A packet already timed by the old rate leaves
  * then, the next ones at the new.
