@@ -333,6 +333,42 @@ static SDR_AVX2 __always_inline sdr_v32 sdr_v_shuf(sdr_v32 t, sdr_v32 i)
 }
 
 /*
+ * Call @rows(R, args...) with R = @nout, 1..SDR_EC_BATCH, a constant in
+ * each call, so each SIMD implementation keeps its accumulators in
+ * registers: one instance per R.
+ */
+#define SDR_EC_DOT_BY_ROWS(rows, nout, ...)				\
+	do {								\
+		switch (nout) {						\
+		case 8:							\
+			rows(8, __VA_ARGS__);				\
+			break;						\
+		case 7:							\
+			rows(7, __VA_ARGS__);				\
+			break;						\
+		case 6:							\
+			rows(6, __VA_ARGS__);				\
+			break;						\
+		case 5:							\
+			rows(5, __VA_ARGS__);				\
+			break;						\
+		case 4:							\
+			rows(4, __VA_ARGS__);				\
+			break;						\
+		case 3:							\
+			rows(3, __VA_ARGS__);				\
+			break;						\
+		case 2:							\
+			rows(2, __VA_ARGS__);				\
+			break;						\
+		case 1:							\
+			rows(1, __VA_ARGS__);				\
+			break;						\
+		}							\
+	} while (0)
+static_assert(SDR_EC_BATCH == 8, "SDR_EC_DOT_BY_ROWS has a case per row");
+
+/*
  * The dot product for @R outputs (a constant where this is inlined, so
  * the accumulators live in registers), 32 bytes at a time.
  */
@@ -377,32 +413,8 @@ static SDR_AVX2 void sdr_ec_dot_avx2(u32 n, const u8 *const src[], u32 off,
 				     const u16 (*co)[SDR_EC_BATCH],
 				     u8 *const out[], bool acc)
 {
-	switch (nout) {
-	case 8:
-		sdr_ec_dot_avx2_rows(8, n, src, off, end, co, out, acc);
-		break;
-	case 7:
-		sdr_ec_dot_avx2_rows(7, n, src, off, end, co, out, acc);
-		break;
-	case 6:
-		sdr_ec_dot_avx2_rows(6, n, src, off, end, co, out, acc);
-		break;
-	case 5:
-		sdr_ec_dot_avx2_rows(5, n, src, off, end, co, out, acc);
-		break;
-	case 4:
-		sdr_ec_dot_avx2_rows(4, n, src, off, end, co, out, acc);
-		break;
-	case 3:
-		sdr_ec_dot_avx2_rows(3, n, src, off, end, co, out, acc);
-		break;
-	case 2:
-		sdr_ec_dot_avx2_rows(2, n, src, off, end, co, out, acc);
-		break;
-	case 1:
-		sdr_ec_dot_avx2_rows(1, n, src, off, end, co, out, acc);
-		break;
-	}
+	SDR_EC_DOT_BY_ROWS(sdr_ec_dot_avx2_rows, nout, n, src, off, end, co, out,
+			   acc);
 }
 
 #define SDR_EC_HAVE_AVX2	1
@@ -454,32 +466,8 @@ static SDR_GFNI void sdr_ec_dot_gfni(u32 n, const u8 *const src[], u32 off,
 				     const u16 (*co)[SDR_EC_BATCH],
 				     u8 *const out[], bool acc)
 {
-	switch (nout) {
-	case 8:
-		sdr_ec_dot_gfni_rows(8, n, src, off, end, co, out, acc);
-		break;
-	case 7:
-		sdr_ec_dot_gfni_rows(7, n, src, off, end, co, out, acc);
-		break;
-	case 6:
-		sdr_ec_dot_gfni_rows(6, n, src, off, end, co, out, acc);
-		break;
-	case 5:
-		sdr_ec_dot_gfni_rows(5, n, src, off, end, co, out, acc);
-		break;
-	case 4:
-		sdr_ec_dot_gfni_rows(4, n, src, off, end, co, out, acc);
-		break;
-	case 3:
-		sdr_ec_dot_gfni_rows(3, n, src, off, end, co, out, acc);
-		break;
-	case 2:
-		sdr_ec_dot_gfni_rows(2, n, src, off, end, co, out, acc);
-		break;
-	case 1:
-		sdr_ec_dot_gfni_rows(1, n, src, off, end, co, out, acc);
-		break;
-	}
+	SDR_EC_DOT_BY_ROWS(sdr_ec_dot_gfni_rows, nout, n, src, off, end, co, out,
+			   acc);
 }
 #endif
 
