@@ -35,6 +35,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../uapi/sdr.h"
+#include "sdr_kcompat.h"
 #include "sdr_wire.h"
 #include "sdr_sr.h"
 #include "sdr_credit.h"

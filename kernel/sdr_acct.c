@@ -222,7 +222,7 @@ int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size)
 	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(size))
 		return -EINVAL;
 	/* as remap_vmalloc_range(): no growing it, no core dump of it */
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	sdr_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	for (left = PAGE_ALIGN(size) >> PAGE_SHIFT; left; left -= n) {
 		n = min_t(unsigned long, left, ARRAY_SIZE(pages));
 		for (i = 0; i < n; i++)

@@ -482,7 +482,7 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!writable) {
 		if (vma->vm_flags & VM_WRITE)
 			goto out_put;
-		vma->vm_flags &= ~VM_MAYWRITE;
+		sdr_vm_flags_clear(vma, VM_MAYWRITE);
 	}
 	ret = sdr_map_vmalloc(vma, mem, size);
 out_put:

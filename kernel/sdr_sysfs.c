@@ -227,7 +227,7 @@ struct sdr_flow_kobj {
 	struct sdr_flow		*flow;
 };
 
-static struct sdr_flow *sdr_kobj_flow(struct kobject *kobj)
+static struct sdr_flow *sdr_kobj_flow(const struct kobject *kobj)
 {
 	return container_of(kobj, struct sdr_flow_kobj, kobj)->flow;
 }
@@ -845,7 +845,7 @@ static void sdr_flow_kobj_release(struct kobject *kobj)
  * ec_geometry) take its writes (their store checks the owner again, or
  * CAP_NET_ADMIN), the 0400 ones only its and root's reads.
  */
-static void sdr_flow_ownership(struct kobject *kobj, kuid_t *uid, kgid_t *gid)
+static sdr_get_ownership(sdr_flow_ownership)
 {
 	kuid_t owner = make_kuid(&init_user_ns, sdr_kobj_flow(kobj)->owner_uid);
 
@@ -964,7 +964,7 @@ int sdr_sysfs_init(void)
 	if (sdr_pstat_init())
 		return -ENOMEM;
 	sdr_flow_ktype.default_groups = sdr_flow_groups;
-	sdr_class = class_create(THIS_MODULE, "sdr");
+	sdr_class = sdr_class_create("sdr");
 	if (IS_ERR(sdr_class)) {
 		sdr_pstat_free();
 		return PTR_ERR(sdr_class);
