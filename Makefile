@@ -21,7 +21,7 @@ MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps have-deps module userlib tools tests clean check host-check \
 	vm-check fuzz-check demo sparse checkpatch debug-kernel debug-module \
-	check-debug soak soak-debug install uninstall
+	check-debug soak soak-debug install install-files dkms-src uninstall deb
 
 all: module userlib tools tests
 
@@ -110,29 +110,72 @@ sparse: deps
 checkpatch: deps
 	@$(TOP)/tests/run-static checkpatch
 
-# make install: the module for KVER (INSTALL_MOD_DIR updates, depmod),
-# libsdr with its headers, .pc and man pages (userlib's install, PREFIX),
-# and access: group sdr (created if missing) and the udev rule that gives
-# it /dev/sdr; make uninstall takes them away but the group.  DESTDIR
-# stages the files (no depmod, no group, no udev reload then).
+# make install, as root: sdr.ko through DKMS (its sources copied to
+# /usr/src/sdr-VERSION, then dkms add, build and install for KVER; DKMS
+# builds it again for every kernel installed later), libsdr with its
+# headers, .pc and man pages (userlib's install), sdrctl and sdr_perf with
+# theirs (tools' install), all under PREFIX; the udev rule that gives
+# /dev/sdr group sdr and the system group sdr (created if missing); sdr
+# loaded at boot (modules-load.d) and a commented modprobe.d file for its
+# options.  make uninstall removes all of it but the group (dkms remove
+# sdr/VERSION --all first).  DESTDIR stages the files (the DKMS tree under
+# DESTDIR/usr/src; no dkms, no group, no udev reload then).  make deb
+# builds the Debian packages in build/deb/ from a clean copy of the
+# tracked files (tools/mkdeb) and runs lintian on them.
+VERSION := $(shell cat $(TOP)/VERSION)
 PREFIX ?= /usr/local
 UDEVDIR ?= /etc/udev/rules.d
-install: all
-	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) \
-		INSTALL_MOD_DIR=updates modules_install
-	$(MAKE) -C userlib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
-	install -D -m 644 tools/udev/90-sdr.rules $(DESTDIR)$(UDEVDIR)/90-sdr.rules
+MODLOADDIR ?= /etc/modules-load.d
+MODPROBEDIR ?= /etc/modprobe.d
+DKMS_SRC := /usr/src/sdr-$(VERSION)
+# What kbuild needs to build sdr.ko, as debug-module copies it
+DKMS_FILES = Kbuild dkms.conf $(shell cd $(TOP) && find kernel uapi -type f \
+	\( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild -o -name '*.mk' \) | sort)
+
+install: userlib tools install-files
 	@if [ -z "$(DESTDIR)" ]; then \
-		depmod -a $(KVER); \
+		command -v dkms >/dev/null || { echo "install: dkms missing (make deps, or apt-get install dkms)" >&2; exit 1; }; \
+		if [ -n "$$(dkms status -m sdr -v $(VERSION))" ]; then dkms remove sdr/$(VERSION) --all; fi; \
+		set -e; \
+		dkms add sdr/$(VERSION); \
+		dkms build sdr/$(VERSION) -k $(KVER); \
+		dkms install sdr/$(VERSION) -k $(KVER); \
 		getent group sdr >/dev/null || groupadd --system sdr; \
 		if command -v udevadm >/dev/null; then udevadm control --reload || true; \
 			udevadm trigger --sysname-match=sdr --subsystem-match=misc || true; fi; \
 	fi
 
+# The files of make install and of the Debian packages (debian/rules),
+# nothing built, no dkms: PREFIX, LIBDIR, UDEVDIR, MODLOADDIR, MODPROBEDIR
+# and DESTDIR say where (given here, the sub-makes get them too).
+install-files: dkms-src
+	$(MAKE) -C userlib install PREFIX=$(PREFIX)
+	$(MAKE) -C tools install PREFIX=$(PREFIX)
+	install -D -m 644 tools/udev/90-sdr.rules $(DESTDIR)$(UDEVDIR)/90-sdr.rules
+	install -D -m 644 tools/modules/modules-load.conf $(DESTDIR)$(MODLOADDIR)/sdr.conf
+	install -D -m 644 tools/modules/modprobe.conf $(DESTDIR)$(MODPROBEDIR)/sdr.conf
+
+# The DKMS tree: only what the module's build reads.
+dkms-src:
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+	@cd $(TOP) && for f in $(DKMS_FILES); do \
+		install -D -m 644 $$f $(DESTDIR)$(DKMS_SRC)/$$f || exit 1; done
+
 uninstall:
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/kernel/sdr.ko $(DESTDIR)$(UDEVDIR)/90-sdr.rules
-	$(MAKE) -C userlib uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
-	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+		[ -n "$$(dkms status -m sdr -v $(VERSION))" ]; then \
+		echo "dkms remove sdr/$(VERSION) --all"; dkms remove sdr/$(VERSION) --all; fi
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+	rm -f $(DESTDIR)$(UDEVDIR)/90-sdr.rules $(DESTDIR)$(MODLOADDIR)/sdr.conf \
+		$(DESTDIR)$(MODPROBEDIR)/sdr.conf
+	$(MAKE) -C userlib uninstall PREFIX=$(PREFIX)
+	$(MAKE) -C tools uninstall PREFIX=$(PREFIX)
+	@# what make install put there before DKMS
+	@if [ -z "$(DESTDIR)" ] && [ -f /lib/modules/$(KVER)/updates/kernel/sdr.ko ]; then \
+		rm -f /lib/modules/$(KVER)/updates/kernel/sdr.ko; depmod -a $(KVER); fi
+
+deb: deps
+	@$(TOP)/tools/mkdeb
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
