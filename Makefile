@@ -21,7 +21,7 @@ MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps have-deps module userlib tools tests clean check host-check \
 	vm-check fuzz-check demo sparse checkpatch debug-kernel debug-module \
-	check-debug soak soak-debug install install-files dkms-src uninstall deb
+	check-debug soak soak-debug kernel-module check-kernels install install-files dkms-src uninstall deb
 
 all: module userlib tools tests
 
@@ -60,9 +60,11 @@ vm-check: deps all
 	$(TOP)/tests/run-vm-tests
 
 # The static checks first (checkpatch, sparse: a minute), then the host
-# tests, the fuzzers, the VM suite and a named subset of it on the debug
-# kernel (SDR_CHECK_DEBUG=0 leaves that out; its first build takes 8 to 25
-# minutes, then it is cached); one summary line at the end.
+# tests, the fuzzers, sdr.ko built for 6.1 and 6.12, the VM suite (on the
+# pinned 6.1), the core subset on 6.12 (SDR_CHECK_KERNELS=0 leaves that
+# boot out) and a named subset on the debug kernel (SDR_CHECK_DEBUG=0
+# leaves that out; its first build takes 8 to 25 minutes, then it is
+# cached); one summary line at the end.
 SDR_CHECK_DEBUG ?= 1
 check: deps all
 	@KDIR=$(KDIR) SDR_CHECK_DEBUG=$(SDR_CHECK_DEBUG) $(TOP)/tests/run-all
@@ -77,12 +79,30 @@ DEBUG_MOD := $(TOP)/build/debug/mod
 debug-kernel: deps
 	@$(TOP)/tools/vm/debug-kernel >/dev/null
 
+# copy-mod-src DIR: what kbuild needs to build sdr.ko, copied to DIR
+copy-mod-src = rsync -a --delete --exclude='*.mod.c' --include='*/' --include='*.[ch]' \
+	--include=Kbuild --include='*.mk' --exclude='*' $(TOP)/Kbuild $(TOP)/kernel \
+	$(TOP)/uapi $(1)/
+
 debug-module: deps
 	@kdir=$$($(TOP)/tools/vm/debug-kernel) && mkdir -p $(DEBUG_MOD) && \
-	rsync -a --delete --exclude='*.mod.c' --include='*/' --include='*.[ch]' \
-		--include=Kbuild --include='*.mk' --exclude='*' $(TOP)/Kbuild $(TOP)/kernel \
-		$(TOP)/uapi $(DEBUG_MOD)/ && \
+	$(call copy-mod-src,$(DEBUG_MOD)) && \
 	$(MAKE) -C $$kdir M=$(DEBUG_MOD) KCFLAGS=-g modules
+
+# sdr.ko for the newest installed kernel of series KSERIES (6.1, 6.12),
+# from a copy of the sources in build/kernels/RELEASE/, so that
+# kernel/sdr.ko stays the one for the pinned kernel (make KVER=RELEASE
+# builds that one for another).
+KSERIES ?= 6.12
+kernel-module: deps
+	@kv=$$($(TOP)/tools/vm/kver $(KSERIES)) && d=$(TOP)/build/kernels/$$kv && \
+	mkdir -p $$d && $(call copy-mod-src,$$d) && \
+	$(MAKE) -C /lib/modules/$$kv/build M=$$d modules
+
+# The module built for each kernel of SDR_KERNELS, and the core subset of
+# the VM suite (tests/run-kernels) booted on each but the pinned one.
+check-kernels: deps all
+	@$(TOP)/tests/run-kernels all
 
 # DEBUG_TESTS="t_a t_b": only these, in one boot (default: the whole suite).
 check-debug: deps all debug-module
