@@ -66,6 +66,7 @@ extern unsigned int sdr_send_depth;
 extern unsigned int sdr_dev_paths;
 extern unsigned int sdr_max_region_mb;
 extern unsigned int sdr_ctx_max_flows;
+extern unsigned int sdr_ctx_max_mrs;
 extern unsigned int sdr_ctx_max_mb;
 extern unsigned int sdr_user_max_flows;
 extern unsigned int sdr_user_max_mb;
@@ -309,6 +310,10 @@ struct sdr_ctx {
 	u32			grp_next;	/* the next id to try */
 	u64			grp_born;	/* groups opened */
 	u32			grp_oldest;	/* the oldest live group's id, 0: none */
+
+	/* Registered memory (sdr_mr.c): ids from 1. */
+	struct xarray		mrs;
+	atomic_t		nr_mrs;
 };
 
 struct sdr_ring_hdr {			/* page 0 of the ring mapping */
@@ -347,7 +352,8 @@ struct sdr_txmsg {
 	bool			listed;		/* on flow->tx_msgs */
 	bool			copying;	/* a streamed part is being copied in */
 	u8			flush_status;	/* its completion, once flushed */
-	u64			base;		/* send-region offset */
+	u64			base;		/* send-region offset, or address in mr */
+	struct sdr_mr		*mr;		/* SDR_SEND_MR: the registration */
 	const u8		*data;		/* first byte of the message */
 	void			*staging;	/* kvmalloc'ed copy, or NULL */
 	u64			user_data;
@@ -378,6 +384,14 @@ struct sdr_rxslot {
 	u8			**ec_par;	/* EC: parity payloads held, or NULL */
 	u32			ec_par_n;	/* entries of ec_par */
 	void			*priv;		/* its policy's, freed by rx_release */
+	/*
+	 * SDR_RECV_MR: the registration the message lands in, where, and
+	 * the most it may hold; NULL: the slot of the receive region
+	 */
+	struct sdr_mr		*mr;
+	u8			*dst;
+	u64			dst_len;
+	bool			refused;	/* completed SDR_STATUS_TOOBIG */
 };
 
 /* Per-flow counters beyond the engine's (flow->lock). */
@@ -668,6 +682,16 @@ struct sdr_acct *sdr_acct_new(void);
 void sdr_acct_get(struct sdr_acct *a);
 void sdr_acct_put(struct sdr_acct *a);
 int sdr_acct_charge(struct sdr_acct *a, size_t bytes);
+
+/* sdr_mr.c */
+struct sdr_mr;
+int sdr_mr_reg(struct sdr_ctx *ctx, struct sdr_mr_reg *arg);
+int sdr_mr_dereg(struct sdr_ctx *ctx, struct sdr_mr_dereg *arg);
+struct sdr_mr *sdr_mr_use(struct sdr_ctx *ctx, u32 id, u64 addr, u64 len,
+			  u8 **kva);
+void sdr_mr_put(struct sdr_mr *mr);
+u32 sdr_mr_id(const struct sdr_mr *mr);
+void sdr_mr_ctx_release(struct sdr_ctx *ctx);
 void sdr_acct_uncharge(struct sdr_acct *a, size_t bytes);
 int sdr_acct_flow_add(struct sdr_acct *a);
 void sdr_acct_flow_del(struct sdr_acct *a);

@@ -173,8 +173,9 @@ static int sdr_ioc_recv_post(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_recv_post *arg = p;
 
-	if (arg->__reserved ||
-	    (!(arg->flags & SDR_RECV_GROUP) && arg->group))
+	if ((!(arg->flags & SDR_RECV_GROUP) && arg->group) ||
+	    (!(arg->flags & SDR_RECV_MR) &&
+	     (arg->mr_id || arg->mr_addr || arg->mr_len)))
 		return -EINVAL;
 	return sdr_recv_post(ctx, arg);
 }
@@ -196,6 +197,16 @@ static int sdr_ioc_send_post(struct sdr_ctx *ctx, void *p)
 static int sdr_ioc_group(struct sdr_ctx *ctx, void *p)
 {
 	return sdr_group_ioctl(ctx, p);
+}
+
+static int sdr_ioc_mr_reg(struct sdr_ctx *ctx, void *p)
+{
+	return sdr_mr_reg(ctx, p);
+}
+
+static int sdr_ioc_mr_dereg(struct sdr_ctx *ctx, void *p)
+{
+	return sdr_mr_dereg(ctx, p);
 }
 
 static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
@@ -256,7 +267,7 @@ static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 	if (sdr_policy_runs(SDR_POLICY_AUTO))
 		arg->policies |= BIT_ULL(SDR_POLICY_AUTO);
 	arg->features = SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
-			SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS;
+			SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS | SDR_FEATURE_MR;
 	arg->ec_max_k = SDR_EC_MAX_K;
 	arg->ec_max_m = SDR_EC_MAX_M;
 	arg->max_msg_size = SDR_MAX_MSG_SIZE;
@@ -289,6 +300,8 @@ SDR_V1_ENDS_AT(sdr_flow_modify, policy, SDR_FLOW_MODIFY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_query, __reserved, SDR_QUERY_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_flow_rail, ep_paths, SDR_FLOW_RAIL_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_group, user_data, SDR_GROUP_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_mr_reg, __reserved, SDR_MR_REG_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_mr_dereg, __reserved, SDR_MR_DEREG_SIZE_V1);
 /* and the later versions at their last fields, the structs it knows */
 static_assert(offsetofend(struct sdr_flow_create, ec_m) ==
 	      SDR_FLOW_CREATE_SIZE_V2);
@@ -301,7 +314,10 @@ static_assert(sizeof(struct sdr_flow_connect) == SDR_FLOW_CONNECT_SIZE_V3);
 static_assert(offsetofend(struct sdr_flow_modify, ec_m) ==
 	      SDR_FLOW_MODIFY_SIZE_V2);
 static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V3);
-static_assert(sizeof(struct sdr_recv_post) == SDR_RECV_POST_SIZE_V2);
+static_assert(offsetofend(struct sdr_recv_post, group) + 4 ==
+	      SDR_RECV_POST_SIZE_V2);
+static_assert(sizeof(struct sdr_recv_post) == SDR_RECV_POST_SIZE_V3);
+static_assert(sizeof(struct sdr_send_post) == SDR_SEND_POST_SIZE_V2);
 
 /* struct sdr_ioctl_op.mode */
 #define SDR_OP_OUT	BIT(0)	/* copy the struct back on success */
@@ -338,7 +354,8 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		SDR_OP(sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, 0, SDR_OP_OUT,
 		       sdr_ioc_flow_info),
 	[_IOC_NR(SDR_IOC_RECV_POST)] =
-		SDR_OP(sdr_recv_post, SDR_RECV_POST_SIZE_V1, SDR_RECV_GROUP,
+		SDR_OP(sdr_recv_post, SDR_RECV_POST_SIZE_V1,
+		       SDR_RECV_GROUP | SDR_RECV_MR,
 		       SDR_OP_OUT,
 		       sdr_ioc_recv_post),
 	[_IOC_NR(SDR_IOC_RECV_COMPLETE)] =
@@ -348,7 +365,7 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		SDR_OP(sdr_send_post, SDR_SEND_POST_SIZE_V1,
 		       SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
 		       SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END |
-		       SDR_SEND_GROUP,
+		       SDR_SEND_GROUP | SDR_SEND_MR,
 		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_send_post),
 	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] =
 		SDR_OP(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1,
@@ -365,6 +382,13 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 	[_IOC_NR(SDR_IOC_GROUP)] =
 		SDR_OP(sdr_group, SDR_GROUP_SIZE_V1, 0, SDR_OP_OUT,
 		       sdr_ioc_group),
+	/* they pin and unpin the process's pages: no rwsem, no ctx->lock */
+	[_IOC_NR(SDR_IOC_MR_REG)] =
+		SDR_OP(sdr_mr_reg, SDR_MR_REG_SIZE_V1, 0,
+		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_mr_reg),
+	[_IOC_NR(SDR_IOC_MR_DEREG)] =
+		SDR_OP(sdr_mr_dereg, SDR_MR_DEREG_SIZE_V1, 0, SDR_OP_UNLOCKED,
+		       sdr_ioc_mr_dereg),
 };
 
 union sdr_ioctl_buf {
@@ -380,6 +404,8 @@ union sdr_ioctl_buf {
 	struct sdr_query		query;
 	struct sdr_flow_rail		flow_rail;
 	struct sdr_group		group;
+	struct sdr_mr_reg		mr_reg;
+	struct sdr_mr_dereg		mr_dereg;
 };
 
 static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -528,6 +554,7 @@ static int sdr_open(struct inode *inode, struct file *file)
 	spin_lock_init(&ctx->cq_lock);
 	spin_lock_init(&ctx->grp_lock);
 	xa_init(&ctx->flows);
+	xa_init_flags(&ctx->mrs, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&ctx->wq);
 	ctx->pid = task_tgid_nr(current);
 	atomic_inc(&sdr_nr_ctx);
@@ -553,6 +580,8 @@ static int sdr_release(struct inode *inode, struct file *file)
 		sdr_dev_put(sdev);
 	}
 	xa_destroy(&ctx->flows);
+	/* after the flows: what their receives and sends hold goes with them */
+	sdr_mr_ctx_release(ctx);
 	sdr_group_free(ctx);
 	if (ctx->ring) {
 		vfree(ctx->ring);

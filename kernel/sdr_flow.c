@@ -61,9 +61,12 @@ static void sdr_flow_free_work(struct work_struct *work)
 	sdr_flow_unaccount(flow);	/* one never attached: its create failed */
 	if (flow->slots) {
 		spin_lock_bh(&flow->lock);	/* the rule of the slots */
-		for (i = 0; i < flow->max_msgs; i++)
+		for (i = 0; i < flow->max_msgs; i++) {
 			if (flow->slots[i].ops && flow->slots[i].ops->rx_release)
 				flow->slots[i].ops->rx_release(flow, i);
+			if (flow->slots[i].mr)
+				sdr_mr_put(flow->slots[i].mr);
+		}
 		spin_unlock_bh(&flow->lock);
 	}
 	sdr_for_each_policy_in(ops, i, flow->policies_ready)
@@ -572,12 +575,22 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	const struct sdr_policy_ops *ops;
 	struct sdr_ctrlq q = { .n = 0 };
 	struct sdr_recv_state *st;
+	struct sdr_mr *mr = NULL;
 	struct sdr_rxslot *slot;
 	u32 idx, seq, i;
+	u8 *dst = NULL;
 	int ret;
 
 	if (!flow)
 		return -ENOENT;
+	if (arg->flags & SDR_RECV_MR) {
+		if (!arg->mr_len || arg->mr_len > flow->max_msg_size)
+			return -EINVAL;
+		mr = sdr_mr_use(ctx, arg->mr_id, arg->mr_addr, arg->mr_len,
+				&dst);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+	}
 	spin_lock_bh(&flow->lock);
 	ret = sdr_flow_usable(flow);
 	if (ret)
@@ -608,7 +621,11 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 		.state		= SDR_RECV_POSTED,
 		.user_data	= arg->user_data,
 		.group		= arg->flags & SDR_RECV_GROUP ? arg->group : 0,
+		.mr		= mr,
+		.dst		= dst,
+		.dst_len	= mr ? arg->mr_len : flow->slot_stride,
 	};
+	mr = NULL;	/* the slot's now */
 	__clear_bit(seq % SDR_RX_HIST, flow->rx_delivered);
 	flow->rx_next_post++;
 	flow->rx_posted++;
@@ -621,6 +638,8 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 	ret = 0;
 out_unlock:
 	spin_unlock_bh(&flow->lock);
+	if (mr)
+		sdr_mr_put(mr);
 	sdr_ctrlq_send(flow, &q);
 	return ret;
 }
@@ -661,6 +680,11 @@ int sdr_recv_complete(struct sdr_ctx *ctx, struct sdr_recv_complete *arg)
 		}
 	}
 	slot->state = SDR_RECV_FREE;
+	if (slot->mr) {
+		sdr_mr_put(slot->mr);
+		slot->mr = NULL;
+		slot->dst = NULL;
+	}
 	/* ordered after every earlier write to the slot's state area */
 	smp_store_release(&sdr_slot_state(flow, arg->slot)->state,
 			  SDR_RECV_FREE);
@@ -722,9 +746,19 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 	slot = &flow->slots[idx];
 	if (slot->state == SDR_RECV_FREE || slot->seq != pkt->msg_seq)
 		return sdr_flow_rx_unmatched(flow, ops, pkt, q);
+	if (slot->refused) {
+		/* TOOBIG: each packet still coming gets the sender told again */
+		if (ops->rx_abandon)
+			ops->rx_abandon(flow, idx, q);
+		return SDR_DROP_MSGLEN;
+	}
 	if (slot->state == SDR_RECV_POSTED) {
 		/* the policy starts the slot once it accepted the packet */
 		slot->ops = ops;
+		if (pkt->msg_len > slot->dst_len) {
+			sdr_slot_refuse(flow, idx, pkt, q);
+			return SDR_DROP_MSGLEN;
+		}
 	} else {
 		if (ops != slot->ops)
 			return SDR_DROP_POLICY;
@@ -969,7 +1003,9 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 {
 	u64 msg_len = stream ? arg->msg_len : arg->len;
 	bool uptr = arg->flags & SDR_SEND_USER_PTR;
+	bool in_mr = arg->flags & SDR_SEND_MR;
 	struct sdr_txmsg *msg;
+	u8 *kva = NULL;
 	int ret;
 
 	if (!msg_len || msg_len > flow->max_msg_size)
@@ -978,14 +1014,22 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		return -EINVAL;
 	if (stream && !sdr_part_ok(flow, arg->len, msg_len))
 		return -EINVAL;
-	if (!uptr && (arg->addr > flow->region_size ||
-		      msg_len > flow->region_size - arg->addr))
+	if (!uptr && !in_mr && (arg->addr > flow->region_size ||
+				msg_len > flow->region_size - arg->addr))
 		return -EINVAL;
 
 	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	kref_init(&msg->ref);
+	if (in_mr) {
+		msg->mr = sdr_mr_use(ctx, arg->mr_id, arg->addr, msg_len, &kva);
+		if (IS_ERR(msg->mr)) {
+			ret = PTR_ERR(msg->mr);
+			msg->mr = NULL;
+			goto err_put;
+		}
+	}
 	msg->msg_len = msg_len;
 	msg->ready = arg->len;
 	msg->npkts = sdr_msg_npkts(msg_len, flow->payload);
@@ -1005,6 +1049,9 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			goto err_put;
 		}
 		msg->data = msg->staging;
+	} else if (in_mr) {
+		msg->base = arg->addr;
+		msg->data = kva;
 	} else {
 		msg->base = arg->addr;
 		msg->data = flow->send_region + arg->addr;
@@ -1076,7 +1123,9 @@ static int sdr_send_part(struct sdr_flow *flow, struct sdr_send_post *arg,
 		goto out_unlock;
 	ret = -EINVAL;
 	ready = msg->ready + arg->len;
-	if (msg->uptr != uptr || (!arg->len && !end) ||
+	if (msg->uptr != uptr || !!msg->mr != !!(arg->flags & SDR_SEND_MR) ||
+	    (msg->mr && arg->mr_id != sdr_mr_id(msg->mr)) ||
+	    (!arg->len && !end) ||
 	    !sdr_part_ok(flow, ready, msg->msg_len) ||
 	    (end && ready != msg->msg_len) ||
 	    (!uptr && arg->addr != msg->base + msg->ready))
@@ -1129,6 +1178,11 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 		return -ENOENT;
 	ret = -EINVAL;
 	if (stream & (stream - 1))
+		goto out_put;
+	/* one source: the region, a user pointer or registered memory */
+	if (arg->__reserved ||
+	    ((arg->flags & SDR_SEND_MR) ? arg->flags & SDR_SEND_USER_PTR :
+					  arg->mr_id))
 		goto out_put;
 	/* a group is joined by a message's first post only */
 	if ((arg->flags & SDR_SEND_GROUP) ?

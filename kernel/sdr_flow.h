@@ -165,6 +165,9 @@ unsigned long *sdr_slot_pkt_bits(struct sdr_flow *flow, u32 idx);
 u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq);
 bool sdr_slot_waiting(const struct sdr_rxslot *s);
 void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt);
+u8 *sdr_slot_data(struct sdr_flow *flow, u32 idx);
+void sdr_slot_refuse(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
+		     struct sdr_ctrlq *q);
 void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload);
 void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len);

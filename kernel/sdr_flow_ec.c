@@ -307,7 +307,7 @@ static void sdr_eck_job_apply(struct sdr_flow *flow, const struct sdr_ec_job *jo
 	struct sdr_rxslot *slot = &flow->slots[job->idx];
 	struct sdr_sr_rx *r = &slot->sr;
 	u32 pay = flow->payload, first, kg, i, n, len, last = r->npkts - 1;
-	u8 *base = flow->recv_region + (size_t)job->idx * flow->slot_stride;
+	u8 *base = sdr_slot_data(flow, job->idx);
 	u64 have;
 	int ret;
 
@@ -384,7 +384,7 @@ static void sdr_eck_decode_work(struct work_struct *work)
 		sdr_sr_rx_group(r, job->g, &first, &kg, &have);
 		m = r->ec_m;
 		last = r->npkts - 1;
-		base = flow->recv_region + (size_t)job->idx * flow->slot_stride;
+		base = sdr_slot_data(flow, job->idx);
 		for (i = 0; i < kg; i++) {
 			data[i] = buf + (size_t)i * pay;
 			len = first + i == last ? r->msg_len - last * pay : pay;

@@ -135,7 +135,7 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 	if (status == SDR_STATUS_OK) {
 		__set_bit(slot->seq % SDR_RX_HIST, flow->rx_delivered);
 		flow->stats.msgs_received++;
-	} else if (status == SDR_STATUS_FAILED) {
+	} else if (status == SDR_STATUS_FAILED || status == SDR_STATUS_TOOBIG) {
 		flow->stats.msgs_failed++;
 	}
 	sdr_flow_cqe(flow, SDR_CQE_RECV, status, slot->seq, idx,
@@ -150,6 +150,8 @@ static void sdr_txmsg_release(struct kref *ref)
 
 	if (msg->ops && msg->ops->tx_free)
 		msg->ops->tx_free(msg);
+	if (msg->mr)
+		sdr_mr_put(msg->mr);
 	kvfree(msg->staging);
 	kfree(msg);
 }
@@ -207,14 +209,46 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 	WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
 }
 
+/*
+ * Where slot @idx's message lands: the registered memory its receive
+ * named (SDR_RECV_MR), else its slot of the receive region.  The message
+ * fits: sdr_flow_rx_data() refused one longer than dst_len.
+ */
+u8 *sdr_slot_data(struct sdr_flow *flow, u32 idx)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+
+	return slot->dst ? slot->dst :
+	       flow->recv_region + (size_t)idx * flow->slot_stride;
+}
+
+/*
+ * The first packet of slot @idx's message says it is longer than the
+ * registered memory its receive named: the receive completes
+ * SDR_STATUS_TOOBIG with nothing landed, and the sender is told as for a
+ * discarded receive (SR, EC, ADAPTIVE: ABORT, its send fails).
+ */
+void sdr_slot_refuse(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
+		     struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+
+	lockdep_assert_held(&flow->lock);
+	sdr_slot_start(flow, idx, pkt);
+	slot->refused = true;
+	sdr_slot_complete(flow, idx, SDR_STATUS_TOOBIG);
+	if (slot->ops->rx_abandon)
+		slot->ops->rx_abandon(flow, idx, q);
+}
+
 /* A new packet's bytes into the slot, then its bits (flow->lock held). */
 void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload)
 {
 	lockdep_assert_held(&flow->lock);
 
-	memcpy(flow->recv_region + (size_t)idx * flow->slot_stride + pkt->offset,
-	       payload, pkt->payload_len);
+	memcpy(sdr_slot_data(flow, idx) + pkt->offset, payload,
+	       pkt->payload_len);
 	sdr_slot_mark(flow, idx, pkt->offset / flow->payload, pkt->payload_len);
 }
 

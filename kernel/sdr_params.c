@@ -69,6 +69,8 @@ SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
 	  "Largest receive plus send region of one flow, MiB");
 SDR_PARAM(ctx_max_flows, 1024, 1, 32768, 0644,
 	  "Flows one open /dev/sdr may hold (more: EMFILE)");
+SDR_PARAM(ctx_max_mrs, 4096, 1, 1048576, 0644,
+	  "Memory registrations one open /dev/sdr may hold (more: EMFILE)");
 SDR_PARAM(ctx_max_mb, 4096, 1, 1048576, 0644,
 	  "Memory one open /dev/sdr may map (its ring and its flows' regions), MiB (more: ENOMEM)");
 SDR_PARAM(user_max_flows, 4096, 1, 1048576, 0644,

@@ -67,7 +67,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		5
+#define SDR_ABI_VERSION		6
 #define SDR_IOC_MAGIC		0xD5
 
 /*
@@ -156,6 +156,12 @@ struct sdr_bind {
  */
 #define SDR_STATUS_FAILED	2	/* peer dead, flow closed or reset */
 #define SDR_STATUS_FLUSHED	3	/* flow destroyed or device removed */
+/*
+ * (since ABI 6) recv: the message is longer than the registered memory
+ * its receive named (SDR_RECV_MR's mr_len); none of it landed, and the
+ * sender's send completes FAILED (as for a discarded receive).
+ */
+#define SDR_STATUS_TOOBIG	4
 
 /*
  * A group's entry (SDR_CQE_GROUP, SDR_IOC_GROUP): user_data as given at
@@ -451,14 +457,26 @@ struct sdr_flow_info {
  * the n-th receive posted on a flow takes the n-th message the peer sends.
  * flags: SDR_RECV_GROUP (since version 2): the receive joins group
  *      @group (SDR_IOC_GROUP); without it group must be 0.
+ *      SDR_RECV_MR (since version 3, ABI 6): the message lands in
+ *      registered memory (SDR_IOC_MR_REG) instead of the slot of the
+ *      receive region: at mr_addr, a virtual address inside region mr_id,
+ *      at most mr_len bytes (1..max_msg_size; a longer message completes
+ *      SDR_STATUS_TOOBIG).  Its bitmap and state stay in the state area.
+ *      The registration cannot be removed while the receive holds it
+ *      (until SDR_IOC_RECV_COMPLETE); without the flag, mr_id, mr_addr
+ *      and mr_len must be 0.
  * out: slot (index into the receive region and state area), seq (the
  *      message sequence number it will hold; the handle), gen.
  * errors: ENOTCONN flow not connected; EAGAIN all max_msgs slots are in
  *      use or the completion ring is full; EPIPE the flow is closed or
  *      failed; EINVAL a group without SDR_RECV_GROUP; ENOENT the group
- *      is not open (never opened, closed already, or completed).
+ *      is not open (never opened, closed already, or completed), or
+ *      mr_id names no registration of this context; EFAULT
+ *      [mr_addr, mr_addr + mr_len) is not inside it; EINVAL mr_len 0 or
+ *      above max_msg_size, MR fields without SDR_RECV_MR.
  */
 #define SDR_RECV_GROUP		(1U << 0)
+#define SDR_RECV_MR		(1U << 1)
 
 struct sdr_recv_post {
 	__u32 size;
@@ -469,10 +487,13 @@ struct sdr_recv_post {
 	__u32 gen;		/* out */
 	__aligned_u64 user_data;
 	__u32 group;		/* SDR_RECV_GROUP: the group it joins */
-	__u32 __reserved;
+	__u32 mr_id;		/* SDR_RECV_MR: the registration (version 3) */
+	__aligned_u64 mr_addr;	/* SDR_RECV_MR: where the message lands */
+	__aligned_u64 mr_len;	/* SDR_RECV_MR: the most it may hold */
 };
 #define SDR_RECV_POST_SIZE_V1	32
 #define SDR_RECV_POST_SIZE_V2	40
+#define SDR_RECV_POST_SIZE_V3	56
 
 /*
  * SDR_IOC_RECV_COMPLETE - give a receive slot back.  Allowed in any state
@@ -507,6 +528,14 @@ struct sdr_recv_complete {
  *   SDR_SEND_GROUP         the message joins group @group (SDR_IOC_GROUP);
  *                          one-shot and STREAM_START only.  Without it
  *                          group must be 0.
+ *   SDR_SEND_MR            (since version 2, ABI 6) addr is a virtual
+ *                          address inside registered memory mr_id
+ *                          (SDR_IOC_MR_REG), msg_len bytes of it (len for
+ *                          a one-shot); the bytes are sent from there, not
+ *                          copied, and must not change until the send
+ *                          completes, nor can the registration be
+ *                          removed before.  Every part of a stream names
+ *                          the same mr_id; without the flag mr_id is 0.
  * Without stream flags: one-shot, msg_len is ignored and len is the
  * message length.  A streamed message always ends with STREAM_END, which
  * may carry len 0 when START or CONT already made every byte ready;
@@ -526,7 +555,9 @@ struct sdr_recv_complete {
  *      names no open stream of this flow; EBUSY another part of this
  *      stream is being copied in by another thread (post one part at a
  *      time); EPIPE flow closed or failed;
- *      EFAULT a user pointer that cannot be read; ENOMEM no memory for
+ *      EFAULT a user pointer that cannot be read, or an SDR_SEND_MR
+ *      range outside its registration; ENOENT mr_id names no
+ *      registration of this context; ENOMEM no memory for
  *      the message's state (SR, EC: about 18 bytes a packet) or its EC
  *      parity (m/k of the message, module parameters ec_k and ec_m).
  */
@@ -535,6 +566,7 @@ struct sdr_recv_complete {
 #define SDR_SEND_STREAM_CONT	(1U << 2)
 #define SDR_SEND_STREAM_END	(1U << 3)
 #define SDR_SEND_GROUP		(1U << 4)
+#define SDR_SEND_MR		(1U << 5)
 
 struct sdr_send_post {
 	__u32 size;
@@ -547,8 +579,11 @@ struct sdr_send_post {
 	__aligned_u64 user_data;
 	__u32 seq;		/* out (one-shot, START); in (CONT, END) */
 	__u32 group;		/* SDR_SEND_GROUP: the group it joins; else 0 */
+	__u32 mr_id;		/* SDR_SEND_MR: the registration (version 2) */
+	__u32 __reserved;
 };
 #define SDR_SEND_POST_SIZE_V1	56
+#define SDR_SEND_POST_SIZE_V2	64
 
 /*
  * SDR_IOC_FLOW_MODIFY - change a live flow.  Each change applies to
@@ -613,6 +648,7 @@ struct sdr_flow_modify {
 #define SDR_FEATURE_MULTIPATH	(1ULL << 1)	/* a flow over several QPs (paths) */
 #define SDR_FEATURE_RAILS	(1ULL << 2)	/* a flow over several devices */
 #define SDR_FEATURE_GROUPS	(1ULL << 3)	/* groups: SDR_IOC_GROUP */
+#define SDR_FEATURE_MR		(1ULL << 4)	/* registered memory: SDR_IOC_MR_* */
 
 struct sdr_query {
 	__u32 size;
@@ -725,6 +761,46 @@ struct sdr_group {
 };
 #define SDR_GROUP_SIZE_V1	24
 
+/*
+ * SDR_IOC_MR_REG - register application memory (since ABI 6): receives
+ * land in it (SDR_RECV_MR) and sends go from it (SDR_SEND_MR) with no
+ * copy in the process.  [addr, addr + len) is any range of the process's
+ * writable memory; its pages are pinned (long-term, as ib_umem pins
+ * them) until the registration is removed or the context closed, and are
+ * charged, like the regions, to RLIMIT_MEMLOCK (unless CAP_IPC_LOCK) and
+ * to sdr's limits per context and per user (module parameters
+ * ctx_max_mb, user_max_mb), and counted in ctx_max_mrs.
+ * in:  addr, len (1 .. 2^40); flags 0.
+ * out: mr_id, the registration's name in this context (never 0).
+ * errors: EINVAL len 0 or above SDR_MR_LEN_MAX, or addr + len wraps;
+ *      EFAULT a page of the range is not mapped or not writable; ENOMEM
+ *      over RLIMIT_MEMLOCK or sdr's limits, or no memory; EMFILE the
+ *      context has ctx_max_mrs registrations already.
+ *
+ * SDR_IOC_MR_DEREG - remove registration mr_id: its pages are unpinned
+ * and uncharged before the call returns.
+ * errors: ENOENT no such registration; EBUSY a posted receive or a send
+ *      in flight uses it (complete them first).
+ */
+struct sdr_mr_reg {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 len;
+	__u32 mr_id;		/* out */
+	__u32 __reserved;
+};
+#define SDR_MR_REG_SIZE_V1	32
+#define SDR_MR_LEN_MAX		(1ULL << 40)
+
+struct sdr_mr_dereg {
+	__u32 size;
+	__u32 flags;
+	__u32 mr_id;
+	__u32 __reserved;
+};
+#define SDR_MR_DEREG_SIZE_V1	16
+
 #define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
 #define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
 #define SDR_IOC_FLOW_CONNECT	_IO(SDR_IOC_MAGIC, 0x02)
@@ -737,5 +813,7 @@ struct sdr_group {
 #define SDR_IOC_QUERY		_IO(SDR_IOC_MAGIC, 0x09)
 #define SDR_IOC_FLOW_RAIL	_IO(SDR_IOC_MAGIC, 0x0a)
 #define SDR_IOC_GROUP		_IO(SDR_IOC_MAGIC, 0x0b)
+#define SDR_IOC_MR_REG		_IO(SDR_IOC_MAGIC, 0x0c)
+#define SDR_IOC_MR_DEREG	_IO(SDR_IOC_MAGIC, 0x0d)
 
 #endif /* _UAPI_SDR_H */

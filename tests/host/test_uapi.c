@@ -85,7 +85,6 @@ static void test_uapi_size_v3(void)
 /* Version 4 of flow create, 3 of connect: authentication, after the rest. */
 static void test_uapi_size_auth(void)
 {
-	CHECK_EQ(SDR_ABI_VERSION, 5);
 	CHECK_EQ(SDR_AUTH_DEFAULT, 0);
 	CHECK_EQ(SDR_AUTH_OFF, 1);
 	CHECK_EQ(SDR_AUTH_VMAC64, 2);
@@ -137,9 +136,41 @@ static void test_uapi_group_layout(void)
 	CHECK_EQ(SDR_SEND_GROUP, 1U << 4);
 	CHECK_EQ(offsetof(struct sdr_send_post, group), 52);
 	CHECK_EQ(SDR_RECV_GROUP, 1U << 0);
-	CHECK_EQ(sizeof(struct sdr_recv_post), SDR_RECV_POST_SIZE_V2);
 	CHECK_EQ(SDR_RECV_POST_SIZE_V2, 40);
 	CHECK_EQ(offsetof(struct sdr_recv_post, group), 32);
+}
+
+/*
+ * ABI 6, registered memory: two ioctls after the group's, version 3 of
+ * the receive post (its mr_id where version 2 had __reserved) and
+ * version 2 of the send post, a status and a feature bit.
+ */
+static void test_uapi_mr_layout(void)
+{
+	CHECK_EQ(SDR_ABI_VERSION, 6);
+	CHECK_EQ(SDR_IOC_MR_REG, _IO(SDR_IOC_MAGIC, 0x0c));
+	CHECK_EQ(SDR_IOC_MR_DEREG, _IO(SDR_IOC_MAGIC, 0x0d));
+	CHECK_EQ(SDR_FEATURE_MR, 1ULL << 4);
+	CHECK_EQ(SDR_STATUS_TOOBIG, 4);
+	CHECK_EQ(SDR_MR_LEN_MAX, 1ULL << 40);
+	CHECK_EQ(sizeof(struct sdr_mr_reg), SDR_MR_REG_SIZE_V1);
+	CHECK_EQ(SDR_MR_REG_SIZE_V1, 32);
+	CHECK_EQ(offsetof(struct sdr_mr_reg, addr), 8);
+	CHECK_EQ(offsetof(struct sdr_mr_reg, len), 16);
+	CHECK_EQ(offsetof(struct sdr_mr_reg, mr_id), 24);
+	CHECK_EQ(sizeof(struct sdr_mr_dereg), SDR_MR_DEREG_SIZE_V1);
+	CHECK_EQ(SDR_MR_DEREG_SIZE_V1, 16);
+	CHECK_EQ(offsetof(struct sdr_mr_dereg, mr_id), 8);
+	CHECK_EQ(SDR_RECV_MR, 1U << 1);
+	CHECK_EQ(offsetof(struct sdr_recv_post, mr_id), SDR_RECV_POST_SIZE_V2 - 4);
+	CHECK_EQ(offsetof(struct sdr_recv_post, mr_addr), SDR_RECV_POST_SIZE_V2);
+	CHECK_EQ(offsetof(struct sdr_recv_post, mr_len), 48);
+	CHECK_EQ(sizeof(struct sdr_recv_post), SDR_RECV_POST_SIZE_V3);
+	CHECK_EQ(SDR_RECV_POST_SIZE_V3, 56);
+	CHECK_EQ(SDR_SEND_MR, 1U << 5);
+	CHECK_EQ(offsetof(struct sdr_send_post, mr_id), SDR_SEND_POST_SIZE_V1);
+	CHECK_EQ(sizeof(struct sdr_send_post), SDR_SEND_POST_SIZE_V2);
+	CHECK_EQ(SDR_SEND_POST_SIZE_V2, 64);
 }
 
 static void test_uapi_query_layout(void)
@@ -191,6 +222,7 @@ void test_uapi(void)
 	TAP_RUN(test_uapi_size_auth);
 	TAP_RUN(test_uapi_rail_layout);
 	TAP_RUN(test_uapi_group_layout);
+	TAP_RUN(test_uapi_mr_layout);
 	TAP_RUN(test_uapi_query_layout);
 	TAP_RUN(test_uapi_policy_names);
 }
