@@ -70,7 +70,7 @@
 #define HIST_LEN	200
 #define NSTREAMS	4
 #define NRPOSTS		8
-#define NSTAT		14		/* 12 ioctls, mmap, unknown ioctls */
+#define NSTAT		16		/* 14 ioctls, mmap, unknown ioctls */
 #define NERR		140
 #define MAX_REPORTS	25
 #define PG		4096UL
@@ -210,6 +210,8 @@ struct thr {
 	pthread_t pt;
 	uint32_t grp[8];	/* groups it opened (on whichever context) */
 	int ngrp;
+	uint32_t mr[8];		/* registrations it made (on whichever context) */
+	int nmr;
 };
 
 static __thread struct thr *cur;
@@ -559,7 +561,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 
 enum { NR_BIND, NR_CREATE, NR_CONNECT, NR_DESTROY, NR_INFO, NR_RPOST,
        NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, NR_RAIL, NR_GROUP,
-       ST_MMAP, ST_UNKNOWN };
+       NR_MR_REG, NR_MR_DEREG, ST_MMAP, ST_UNKNOWN };
 
 static const struct ioc {
 	const char *name;
@@ -585,7 +587,7 @@ static const struct ioc {
 	[NR_INFO] = { "FLOW_INFO", SDR_IOC_FLOW_INFO, SDR_FLOW_INFO_SIZE_V1,
 		      sizeof(struct sdr_flow_info), 0, { 0 } },
 	[NR_RPOST] = { "RECV_POST", SDR_IOC_RECV_POST, SDR_RECV_POST_SIZE_V1,
-		       sizeof(struct sdr_recv_post), SDR_RECV_GROUP,
+		       sizeof(struct sdr_recv_post), SDR_RECV_GROUP | SDR_RECV_MR,
 		       { ENOTCONN, EAGAIN, EPIPE } },
 	[NR_RCOMPLETE] = { "RECV_COMPLETE", SDR_IOC_RECV_COMPLETE,
 			   SDR_RECV_COMPLETE_SIZE_V1,
@@ -594,7 +596,7 @@ static const struct ioc {
 		      sizeof(struct sdr_send_post),
 		      SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
 		      SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END |
-		      SDR_SEND_GROUP,
+		      SDR_SEND_GROUP | SDR_SEND_MR,
 		      { ENOTCONN, EAGAIN, ESTALE, EBUSY, EPIPE, ENOMEM } },
 	[NR_MODIFY] = { "FLOW_MODIFY", SDR_IOC_FLOW_MODIFY,
 			SDR_FLOW_MODIFY_SIZE_V1, sizeof(struct sdr_flow_modify),
@@ -607,12 +609,16 @@ static const struct ioc {
 		      { EISCONN, ENOSPC, EHOSTUNREACH, ENOMEM } },
 	[NR_GROUP] = { "GROUP", SDR_IOC_GROUP, SDR_GROUP_SIZE_V1,
 		       sizeof(struct sdr_group), 0, { EAGAIN, ENOMEM } },
+	[NR_MR_REG] = { "MR_REG", SDR_IOC_MR_REG, SDR_MR_REG_SIZE_V1,
+			sizeof(struct sdr_mr_reg), 0, { ENOMEM, EMFILE } },
+	[NR_MR_DEREG] = { "MR_DEREG", SDR_IOC_MR_DEREG, SDR_MR_DEREG_SIZE_V1,
+			  sizeof(struct sdr_mr_dereg), 0, { EBUSY } },
 };
 
 static const char *const stat_name[NSTAT] = {
 	"BIND", "FLOW_CREATE", "FLOW_CONNECT", "FLOW_DESTROY", "FLOW_INFO",
 	"RECV_POST", "RECV_COMPLETE", "SEND_POST", "FLOW_MODIFY", "QUERY",
-	"FLOW_RAIL", "GROUP", "mmap", "unknown ioctl",
+	"FLOW_RAIL", "GROUP", "MR_REG", "MR_DEREG", "mmap", "unknown ioctl",
 };
 
 /* The errors of every ioctl (uapi/sdr.h, top comment). */
@@ -1560,8 +1566,10 @@ static const char *cqe_bad(const struct sdr_cqe *e)
 {
 	if (e->type < SDR_CQE_SEND || e->type > SDR_CQE_GROUP)
 		return "type";
-	if (e->status > SDR_STATUS_FLUSHED)
+	if (e->status > SDR_STATUS_TOOBIG)
 		return "status";
+	if (e->status == SDR_STATUS_TOOBIG && e->type != SDR_CQE_RECV)
+		return "TOOBIG of no receive";
 	if (e->__reserved)
 		return "__reserved";
 	/* a group's: no flow, a group id, no more members failed than it has */
@@ -1584,7 +1592,7 @@ static const char *state_bad(const struct sdr_recv_state *st)
 		return "state";
 	if (st->flags & ~SDR_RECV_F_STARTED)
 		return "flags";
-	if (st->status > SDR_STATUS_FLUSHED)
+	if (st->status > SDR_STATUS_TOOBIG)
 		return "status";
 	for (i = 0; i < 5; i++)
 		if (st->__reserved[i])
@@ -2258,6 +2266,58 @@ static void op_group(struct thr *t)
 }
 
 /*
+ * SDR_IOC_MR_REG of a range of this thread's buffer (or of garbage: an
+ * address anywhere, a length up to beyond the limit), and
+ * SDR_IOC_MR_DEREG of an id it got or any, on any context; sometimes a
+ * receive posted into a registration, which then cannot be removed until
+ * the receive is completed (or its flow destroyed).
+ */
+static void op_mr(struct thr *t)
+{
+	struct sdr_mr_reg r = { .size = sizeof(r) };
+	struct sdr_mr_dereg d = { .size = sizeof(d) };
+	struct fzflow f;
+	struct call c;
+	int fi, s;
+	uint64_t off;
+
+	some_flow_id(t, &f, &fi, &s);
+	if (pct(t, 60)) {
+		if (pct(t, 80)) {
+			off = below(t, UBUF_LEN);
+			r.addr = (uintptr_t)t->ubuf + off;
+			r.len = 1 + below(t, (uint32_t)(UBUF_LEN - off));
+		} else {
+			r.addr = pct(t, 50) ? rnd(t) : (uintptr_t)t->ubuf;
+			r.len = pct(t, 50) ? rnd(t) : SDR_MR_LEN_MAX + below(t, 2);
+		}
+		c = fz_ioctl(t, s, NR_MR_REG, &r, 4, 0, "addr=%#llx len=%#llx",
+			     (unsigned long long)r.addr,
+			     (unsigned long long)r.len);
+		if (!c.clean)
+			return;
+		if (!r.mr_id)
+			fz_fail(t, "MR_REG returned id 0");
+		t->mr[t->nmr < 8 ? t->nmr++ : (int)below(t, 8)] = r.mr_id;
+		if (fi >= 0 && pct(t, 30)) {
+			struct sdr_recv_post p = { .size = sizeof(p),
+						   .flags = SDR_RECV_MR,
+						   .flow_id = f.id,
+						   .mr_id = r.mr_id,
+						   .mr_addr = r.addr,
+						   .mr_len = r.len };
+
+			fz_ioctl(t, s, NR_RPOST, &p, 0, 0,
+				 "flow=%#x into mr %u", f.id, r.mr_id);
+		}
+		return;
+	}
+	d.mr_id = t->nmr && pct(t, 80) ? t->mr[below(t, t->nmr)] :
+					 (uint32_t)below(t, 20);
+	fz_ioctl(t, s, NR_MR_DEREG, &d, 4, 0, "mr=%u", d.mr_id);
+}
+
+/*
  * SDR_IOC_QUERY on any context, bound or not (never EBADFD): a clean
  * answer is this kernel's, whatever else is going on.
  */
@@ -2276,7 +2336,8 @@ static void op_query(struct thr *t)
 	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
 	    q.policies >> SDR_POLICY_NR ||
 	    q.features != (SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
-			   SDR_FEATURE_GROUPS) || q.ec_max_k != 64 ||
+			   SDR_FEATURE_GROUPS | SDR_FEATURE_MR) ||
+	    q.ec_max_k != 64 ||
 	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
 	    q.max_msgs != 1024 || !q.paths_max ||
 	    q.paths_max > SDR_PATHS_MAX || q.__reserved0 ||
@@ -2741,7 +2802,7 @@ static void op_garbage(struct thr *t)
 		cmd = _IO(SDR_IOC_MAGIC, nr);
 		break;
 	}
-	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_GROUP;
+	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_MR_DEREG;
 	random_fill(t->argpg, PG, rnd(t));
 	if (pct(t, 70))
 		hdr[0] = sizes[below(t, 7)];
@@ -3044,7 +3105,7 @@ static const struct op {
 	{ op_bind, 3, 0 },	{ op_create, 5, 1 },	{ op_pair, 5, 0 },
 	{ op_connect, 4, 1 },	{ op_destroy, 4, 1 },	{ op_info, 4, 1 },
 	{ op_modify, 4, 1 },	{ op_query, 2, 1 },	{ op_recv_post, 10, 1 },
-	{ op_rail, 3, 1 },	{ op_group, 4, 1 },
+	{ op_rail, 3, 1 },	{ op_group, 4, 1 },	{ op_mr, 3, 1 },
 	{ op_recv_complete, 5, 1 },			{ op_send, 12, 1 },
 	{ op_transfer, 6, 1 },
 	{ op_stream, 8, 1 },	{ op_stream_vs_peer, 2, 0 },

@@ -205,6 +205,34 @@ static int fill_group(struct env_fixture *self, void *buf)
 	return self->fa;
 }
 
+/* MR_REG: 8 KiB of this process's memory, on the first context. */
+static uint8_t mr_buf[8192] __attribute__((aligned(4096)));
+
+static int fill_mr_reg(struct env_fixture *self, void *buf)
+{
+	struct sdr_mr_reg *r = buf;
+
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->addr = (uintptr_t)mr_buf;
+	r->len = sizeof(mr_buf);
+	return self->fa;
+}
+
+/* MR_DEREG: of a registration made for it. */
+static int fill_mr_dereg(struct env_fixture *self, void *buf)
+{
+	struct sdr_mr_dereg *d = buf;
+	struct sdr_mr_reg r;
+
+	fill_mr_reg(self, &r);
+	ASSERT_ERRNO(ioctl(self->fa, SDR_IOC_MR_REG, &r), 0);
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->mr_id = r.mr_id;
+	return self->fa;
+}
+
 /* QUERY on an unbound context: it must not need a bind. */
 static int fill_query(struct env_fixture *self, void *buf)
 {
@@ -231,8 +259,9 @@ static const struct cmd_desc cmds[] = {
 	CMD(FLOW_DESTROY, sdr_flow_destroy, SDR_FLOW_DESTROY_SIZE_V1,
 	    offsetof(struct sdr_flow_destroy, __reserved), fill_destroy),
 	CMD(FLOW_INFO, sdr_flow_info, SDR_FLOW_INFO_SIZE_V1, -1, fill_info),
+	/* mr_id without SDR_RECV_MR: EINVAL, as __reserved was */
 	CMD(RECV_POST, sdr_recv_post, SDR_RECV_POST_SIZE_V1,
-	    offsetof(struct sdr_recv_post, __reserved), fill_recv_post),
+	    offsetof(struct sdr_recv_post, mr_id), fill_recv_post),
 	CMD(RECV_COMPLETE, sdr_recv_complete, SDR_RECV_COMPLETE_SIZE_V1,
 	    offsetof(struct sdr_recv_complete, __reserved), fill_recv_complete),
 	/* group without SDR_SEND_GROUP: EINVAL, as __reserved was */
@@ -243,6 +272,10 @@ static const struct cmd_desc cmds[] = {
 	    offsetof(struct sdr_query, __reserved), fill_query),
 	CMD(FLOW_RAIL, sdr_flow_rail, SDR_FLOW_RAIL_SIZE_V1, -1, fill_rail),
 	CMD(GROUP, sdr_group, SDR_GROUP_SIZE_V1, -1, fill_group),
+	CMD(MR_REG, sdr_mr_reg, SDR_MR_REG_SIZE_V1,
+	    offsetof(struct sdr_mr_reg, __reserved), fill_mr_reg),
+	CMD(MR_DEREG, sdr_mr_dereg, SDR_MR_DEREG_SIZE_V1,
+	    offsetof(struct sdr_mr_dereg, __reserved), fill_mr_dereg),
 };
 #undef CMD
 
@@ -342,7 +375,7 @@ TEST(unknown_ioctl_enotty)
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
-	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0c), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0e), &b), ENOTTY);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC + 1, 0x00), &b), ENOTTY);
 	/* The size must not be encoded: _IOWR of a known nr is another ioctl. */
 	EXPECT_ERRNO(ioctl(fd, _IOWR(SDR_IOC_MAGIC, 0x00, struct sdr_bind), &b), ENOTTY);
@@ -383,7 +416,8 @@ TEST(query_unbound_and_bound)
 			      (1ULL << SDR_POLICY_EC) | (1ULL << SDR_POLICY_ADAPTIVE) |
 			      (1ULL << SDR_POLICY_AUTO));
 	EXPECT_EQ(q.features, SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
-			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS);
+			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS |
+			      SDR_FEATURE_MR);
 	/* the module parameter dev_paths, 4 unless changed */
 	EXPECT_EQ(q.paths_max, sysfs_u64_or("/sys/module/sdr/parameters/dev_paths", 0));
 	EXPECT_EQ(q.__reserved0, 0);

@@ -828,7 +828,8 @@ TEST(query)
 	EXPECT_EQ(a.policies, q.policies);
 	EXPECT_EQ(a.features, q.features);
 	EXPECT_EQ(a.features, SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
-			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS);
+			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS |
+			      SDR_FEATURE_MR);
 	EXPECT_EQ(a.paths_max, q.paths_max);
 	EXPECT_EQ(a.reserved32, 0);
 	EXPECT_EQ(a.ec_max_k, q.ec_max_k);
