@@ -368,6 +368,7 @@ static const struct {
 	{ SDR_FEATURE_MULTIPATH, "multipath" },
 	{ SDR_FEATURE_RAILS, "rails" },
 	{ SDR_FEATURE_GROUPS, "groups" },
+	{ SDR_FEATURE_MR, "mr" },
 };
 
 /* A mask as a list of names: policies by id, features by feature_names. */
