@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The Debian packages as a user gets them: make deb's four .debs
+# (build/deb/) installed with apt-get in the guest (its root is a
+# writable overlay), everything checked from the installed paths, then
+# purged.  DKMS builds sdr.ko for the guest's kernel in the postinst;
+# modprobe loads it from updates/dkms; a program built with pkg-config
+# against libsdr-dev runs; the installed sdrctl lists the devices and the
+# installed sdr_perf moves verified data from rxe0 to rxe1.  After
+# `apt-get remove --purge` nothing of the packages is left: no DKMS tree
+# or registration, no sdr.ko under /lib/modules, none of their files.
+#
+# Not in the default boot: it needs the packages built first.
+# tests/run-pkg builds them and runs it (tools/sdr-vm -- tests/vm/run
+# t_pkg).  DKMS compiles the module under TCG here, about 5 minutes a
+# kernel, for two kernels where the host has two (the running one and the
+# newest): the test took 16 minutes, hence the factor below.
+# vm-only-when-named
+# vm-no-preload
+# vm-timeout-factor: 5
+. "$(dirname "$0")/lib.sh"
+
+debs=$TOP/build/deb
+version=$(cat "$TOP/VERSION")
+pkgs="sdr-dkms libsdr1 libsdr-dev sdr-tools"
+files=()
+for p in $pkgs; do
+	f=$(ls "$debs/${p}_${version}_"*.deb 2>/dev/null | head -n 1)
+	[ -n "$f" ] || skip_all "no $p $version package in build/deb (make deb)"
+	files+=("$f")
+done
+kver=$(uname -r)
+# DKMS's postinst builds for the running kernel and the newest one
+# installed with its headers (here the host's /lib/modules: 6.12 beside
+# 6.1, say), so that an upgrade finds the module there
+newest=$kver
+for d in /lib/modules/*/build; do
+	k=${d#/lib/modules/}
+	k=${k%/build}
+	[ -e "$d/Makefile" ] || continue
+	dpkg --compare-versions "$k" gt "$newest" && newest=$k
+done
+kernels=$kver
+[ "$newest" = "$kver" ] || kernels="$kver $newest"
+export DEBIAN_FRONTEND=noninteractive
+# What the guest lacks and a booted system has: dkms reads <(...)
+# (/dev/fd), apt's log wants a pty (/dev/pts).  The guest's /dev is its own.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+if ! mountpoint -q /dev/pts; then
+	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
+fi
+
+plan 21
+# the test is the package's module (vm-no-preload: tests/vm/run loaded
+# none); one loaded by hand before goes
+unload() {
+	for _ in $(seq 20); do
+		sdr_unload 2>/dev/null && return 0
+		sleep 0.5
+	done
+	diag "rmmod sdr: $(rmmod sdr 2>&1)"
+	return 1
+}
+unload
+# every path the packages hold, and which of them (directories the system
+# shares) were there before
+listed=$(mktemp)
+before=$(mktemp)
+for f in "${files[@]}"; do
+	dpkg-deb -c "$f" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||'
+done | grep -v '^$' | sort -u >"$listed"
+while IFS= read -r f; do
+	if [ -e "$f" ] || [ -L "$f" ]; then echo "$f"; fi
+done <"$listed" >"$before"
+# nothing of sdr installed before: what is there after comes from the packages
+check "before: no sdr in dkms status, no /usr/src/sdr-*, no sdr.ko under /lib/modules" \
+	sh -c '[ -z "$(dkms status -m sdr 2>&1)" ] && ! ls -d /usr/src/sdr-* 2>/dev/null &&
+		[ -z "$(find /lib/modules -name "sdr.ko*" 2>/dev/null)" ]'
+
+# ---- install ----
+log=$(mktemp)
+t0=$SECONDS
+start_s=$(date +%s)
+apt-get install -y "${files[@]}" >"$log" 2>&1
+rc=$?
+t_install=$((SECONDS - t0))
+diag "apt-get install took $t_install s (DKMS builds sdr.ko for $kernels in it)"
+for k in $kernels; do
+	f=$(ls /lib/modules/"$k"/updates/dkms/sdr.ko* 2>/dev/null | head -n 1)
+	[ -z "$f" ] || diag "sdr.ko for $k installed $(($(stat -c %Y "$f") - start_s)) s after apt-get started"
+done
+grep -E '^(Building for|Building initial|Setting up|Running module|depmod|Error|E:)' "$log" | sed 's/^/#   /'
+if [ "$rc" = 0 ]; then
+	ok "apt-get install of the four packages"
+else
+	not_ok "apt-get install of the four packages (exit $rc)"
+	tail -n 40 "$log" | sed 's/^/#   /'
+	make_log=$(ls /var/lib/dkms/sdr/"$version"/build/make.log 2>/dev/null)
+	[ -z "$make_log" ] || tail -n 20 "$make_log" | sed 's/^/#   make.log: /'
+fi
+check "dpkg: all four installed" sh -c "for p in $pkgs; do
+	[ \"\$(dpkg-query -W -f='\${db:Status-Abbrev}' \$p)\" = 'ii ' ] || exit 1; done"
+diag "dkms status: $(dkms status -m sdr 2>&1 | tr '\n' ' ')"
+check "dkms status: sdr/$version installed for $kver" \
+	sh -c "dkms status -m sdr -v '$version' -k '$kver' | grep -q ': installed'"
+check "dkms status: installed for every kernel the postinst picks too ($kernels)" \
+	sh -c "for k in $kernels; do dkms status -m sdr -v '$version' -k \$k | grep -q ': installed' || exit 1
+		ls /lib/modules/\$k/updates/dkms/sdr.ko* >/dev/null || exit 1; done"
+ko=$(modinfo -k "$kver" -n sdr 2>/dev/null)
+diag "modinfo -n sdr: $ko"
+check "modinfo finds it in /lib/modules/$kver/updates/dkms" \
+	sh -c "case '$ko' in /lib/modules/$kver/updates/dkms/sdr.ko*) [ -f '$ko' ] ;; *) false ;; esac"
+modprobe sdr 2>&1 | sed 's/^/# modprobe: /'
+check "modprobe sdr loads that module (its srcversion)" \
+	sh -c "[ -d /sys/module/sdr ] && [ \"\$(cat /sys/module/sdr/srcversion)\" = \"\$(modinfo -F srcversion '$ko')\" ]"
+check "system group sdr exists" sh -c 'gid=$(getent group sdr | cut -d: -f3) && [ "$gid" -lt 1000 ]'
+check "the udev rule is /lib/udev/rules.d/90-sdr.rules, the tree's" \
+	cmp /lib/udev/rules.d/90-sdr.rules "$TOP/tools/udev/90-sdr.rules"
+check "modules-load.d loads sdr; modprobe.d sets no option (examples only)" \
+	sh -c 'grep -qx sdr /usr/lib/modules-load.d/sdr.conf && [ -f /etc/modprobe.d/sdr.conf ] &&
+		! grep -q "^[^#]" /etc/modprobe.d/sdr.conf'
+
+# ---- libsdr-dev: a program built with pkg-config, linked to libsdr1 ----
+dir=$(mktemp -d)
+cat >"$dir/p.c" <<'EOF'
+#include <stdio.h>
+#include <libsdr.h>
+
+int main(void)
+{
+	struct sdr_ctx_info info;
+	struct sdr_caps caps;
+	struct sdr_ctx *ctx;
+	int ret;
+
+	ret = sdr_query(NULL, &caps);
+	if (ret) {
+		fprintf(stderr, "sdr_query: %d\n", ret);
+		return 1;
+	}
+	ctx = sdr_open("rxe0", NULL);
+	if (!ctx) {
+		perror("sdr_open rxe0");
+		return 1;
+	}
+	ret = sdr_ctx_query(ctx, &info);
+	if (ret) {
+		fprintf(stderr, "sdr_ctx_query: %d\n", ret);
+		return 1;
+	}
+	printf("abi_version %u ibdev %s mtu %u\n", caps.abi_version, info.ibdev, info.mtu);
+	return sdr_close(ctx) ? 1 : 0;
+}
+EOF
+check "cc \$(pkg-config --cflags --libs libsdr) builds a program against it" \
+	sh -c "cc -o '$dir/p' '$dir/p.c' \$(pkg-config --cflags --libs libsdr)"
+diag "pkg-config --cflags --libs libsdr: $(pkg-config --cflags --libs libsdr 2>&1)"
+out=$("$dir/p" 2>&1)
+diag "the program: $out"
+abi=$(/usr/bin/sdrctl caps 2>/dev/null | sed -n 's/.*abi_version \([0-9]*\).*/\1/p')
+# the library it loads is libsdr1's file (/lib is /usr/lib's link here)
+lib=$(ldd "$dir/p" 2>/dev/null | awk '$1 == "libsdr.so.1" { print $3 }')
+owner=$(dpkg -S "$(readlink -f "${lib:-/nonexistent}")" 2>/dev/null)
+diag "libsdr.so.1: $lib, $owner"
+check "it runs on libsdr1's libsdr.so.1: sdr_query's ABI $abi (sdrctl caps), rxe0 bound" \
+	sh -c "case '$owner' in libsdr1:*) ;; *) exit 1 ;; esac &&
+		[ -n '$abi' ] && [ \"\$('$dir/p')\" = 'abi_version $abi ibdev rxe0 mtu $(cat /sys/class/sdr/rxe0/mtu 2>/dev/null)' ]"
+
+# ---- sdr-tools ----
+devs=$(/usr/bin/sdrctl dev 2>&1)
+printf '%s\n' "$devs" | sed 's/^/# sdrctl dev: /'
+check "sdrctl dev lists rxe0 and rxe1" \
+	sh -c 'printf "%s\n" "$1" | grep -q "^rxe0:" && printf "%s\n" "$1" | grep -q "^rxe1:"' _ "$devs"
+srv=$(mktemp)
+cli=$(mktemp)
+/usr/bin/sdr_perf -d "$SDR_DEV1" --verify >"$srv" 2>&1 &
+spid=$!
+wait_listen 18515
+/usr/bin/sdr_perf -d "$SDR_DEV0" -P sr -s 1M -n 50 --verify --json "$SDR_IP1" >"$cli" 2>&1
+crc=$?
+wait "$spid"
+src=$?
+tail -n 4 "$cli" | sed 's/^/# sdr_perf client: /'
+check "sdr_perf: SR, 50 verified 1 MiB messages rxe0 -> rxe1, both exit 0" python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+assert sys.argv[2:] == ['0', '0'], sys.argv[2:]
+assert (j['messages'], j['msg_bytes'], j['verify_errors'], j['failed_messages']) == (50, 1048576, 0, 0), j
+" "$(tail -n 1 "$cli")" "$crc" "$src"
+rm -f "$srv" "$cli"
+
+# ---- purge ----
+diag "the packages hold $(wc -l <"$listed") paths, $(wc -l <"$before") of them there before"
+check "rmmod sdr" sdr_unload
+t0=$SECONDS
+# shellcheck disable=SC2086
+apt-get remove --purge -y $pkgs >"$log" 2>&1
+rc=$?
+diag "apt-get remove --purge took $((SECONDS - t0)) s"
+if [ "$rc" = 0 ]; then
+	ok "apt-get remove --purge of the four packages"
+else
+	not_ok "apt-get remove --purge of the four packages (exit $rc)"
+	tail -n 30 "$log" | sed 's/^/#   /'
+fi
+check "dpkg: none of them installed or left configured" sh -c "for p in $pkgs; do
+	case \"\$(dpkg-query -W -f='\${db:Status-Abbrev}' \$p 2>/dev/null)\" in ''|'un '|'pn ') ;; *) exit 1 ;; esac; done"
+check "dkms status: no sdr; /var/lib/dkms/sdr gone" \
+	sh -c '[ -z "$(dkms status -m sdr 2>&1)" ] && [ ! -e /var/lib/dkms/sdr ]'
+check "no /usr/src/sdr-*" sh -c '! ls -d /usr/src/sdr-* 2>/dev/null'
+check "no sdr.ko under /lib/modules" sh -c '[ -z "$(find /lib/modules -name "sdr.ko*")" ]'
+left=$(while IFS= read -r f; do
+	if [ -e "$f" ] || [ -L "$f" ]; then echo "$f"; fi
+done <"$listed" | comm -23 - "$before")
+check "none of the packages' files or directories is left" test -z "$left"
+[ -z "$left" ] || printf '%s\n' "$left" | head -n 20 | sed 's/^/#   left: /'
+rm -rf "$dir" "$log" "$listed" "$before"
+done_testing
