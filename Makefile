@@ -161,7 +161,7 @@ install: userlib tools install-files
 		dkms build sdr/$(VERSION) -k $(KVER); \
 		dkms install sdr/$(VERSION) -k $(KVER); \
 		getent group sdr >/dev/null || groupadd --system sdr; \
-		if command -v udevadm >/dev/null; then udevadm control --reload || true; \
+		if command -v udevadm >/dev/null; then udevadm control --reload 2>/dev/null || true; \
 			udevadm trigger --sysname-match=sdr --subsystem-match=misc || true; fi; \
 	fi
 

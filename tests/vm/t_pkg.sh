@@ -119,8 +119,19 @@ diag "modinfo -n sdr: $ko"
 check "modinfo finds it in /lib/modules/$kver/updates/dkms" \
 	sh -c "case '$ko' in /lib/modules/$kver/updates/dkms/sdr.ko*) [ -f '$ko' ] ;; *) false ;; esac"
 modprobe sdr 2>&1 | sed 's/^/# modprobe: /'
-check "modprobe sdr loads that module (its srcversion)" \
-	sh -c "[ -d /sys/module/sdr ] && [ \"\$(cat /sys/module/sdr/srcversion)\" = \"\$(modinfo -F srcversion '$ko')\" ]"
+# the loaded module is that file: its GNU build ID, as the kernel shows it
+build_id() {	# build_id KO: the hex build ID of a module file (.ko or .ko.xz)
+	local t
+	t=$(mktemp)
+	case $1 in *.xz) xz -dc "$1" >"$t" ;; *) cat "$1" >"$t" ;; esac
+	readelf -n "$t" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p'
+	rm -f "$t"
+}
+file_id=$(build_id "$ko" 2>/dev/null)
+loaded_id=$(od -An -tx1 -v /sys/module/sdr/notes/.note.gnu.build-id 2>/dev/null | tr -d ' \n')
+diag "build ID: $ko ${file_id:-none}, loaded sdr ${loaded_id:-none}"
+check "modprobe sdr loads that module (its build ID)" \
+	sh -c "[ -d /sys/module/sdr ] && [ -n '$file_id' ] && case '$loaded_id' in *'$file_id') ;; *) exit 1 ;; esac"
 check "system group sdr exists" sh -c 'gid=$(getent group sdr | cut -d: -f3) && [ "$gid" -lt 1000 ]'
 check "the udev rule is /lib/udev/rules.d/90-sdr.rules, the tree's" \
 	cmp /lib/udev/rules.d/90-sdr.rules "$TOP/tools/udev/90-sdr.rules"
