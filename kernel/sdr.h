@@ -34,7 +34,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
-#include "../uapi/sdr.h"
+#include "../uapi/sdr_uapi.h"
 #include "sdr_kcompat.h"
 #include "sdr_wire.h"
 #include "sdr_sr.h"
@@ -51,6 +51,7 @@
 #define SDR_MAX_MSGS		1024
 #define SDR_MAX_MSG_SIZE	(1U << 30)
 #define SDR_MAX_CHUNK_PKTS	1024
+#define SDR_MIN_CHUNK		64	/* bytes */
 #define SDR_MAX_FLOW_ID		0xffffff
 /* receives whose outcome a flow remembers, for late packets (> max_msgs) */
 #define SDR_RX_HIST		2048
@@ -495,8 +496,8 @@ struct sdr_flow {
 	uid_t			owner_uid;	/* in the init namespace */
 	u32			mtu;
 	u32			payload;
-	u32			chunk_size;
-	u32			pkts_per_chunk;
+	u32			chunk_size;	/* bytes per chunk bit */
+	bool			mr_only;	/* SDR_FLOW_CREATE_MR: no regions */
 	u32			max_msg_size;
 	u32			max_msgs;
 	bool			dead;		/* destroyed: ignore packets */

@@ -342,8 +342,8 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		       SDR_OP_OUT | SDR_OP_UNLOCKED | SDR_OP_UNBOUND,
 		       sdr_ioc_bind),
 	[_IOC_NR(SDR_IOC_FLOW_CREATE)] =
-		SDR_OP(sdr_flow_create, SDR_FLOW_CREATE_SIZE_V1, 0, SDR_OP_OUT,
-		       sdr_ioc_flow_create),
+		SDR_OP(sdr_flow_create, SDR_FLOW_CREATE_SIZE_V1,
+		       SDR_FLOW_CREATE_MR, SDR_OP_OUT, sdr_ioc_flow_create),
 	[_IOC_NR(SDR_IOC_FLOW_CONNECT)] =
 		SDR_OP(sdr_flow_connect, SDR_FLOW_CONNECT_SIZE_V1, 0, 0,
 		       sdr_ioc_flow_connect),

@@ -209,7 +209,7 @@ static bool sdr_is_pow2_mtu(u32 mtu)
 }
 
 static int sdr_flow_check_attrs(struct sdr_dev *sdev,
-				struct sdr_flow_create *arg, u32 *ppc)
+				struct sdr_flow_create *arg)
 {
 	u32 payload;
 
@@ -226,8 +226,8 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 	payload = arg->mtu - SDR_WIRE_HDR_LEN;
 	if (!arg->chunk_size)
 		arg->chunk_size = READ_ONCE(sdr_chunk_pkts) * payload;
-	if (arg->chunk_size % payload ||
-	    arg->chunk_size / payload > SDR_MAX_CHUNK_PKTS)
+	if (arg->chunk_size < SDR_MIN_CHUNK ||
+	    arg->chunk_size > SDR_MAX_CHUNK_PKTS * payload)
 		return -EINVAL;
 	if (!arg->max_msg_size || arg->max_msg_size > SDR_MAX_MSG_SIZE)
 		return -EINVAL;
@@ -251,20 +251,19 @@ static int sdr_flow_check_attrs(struct sdr_dev *sdev,
 	    !capable(CAP_NET_ADMIN))
 		return -EPERM;
 	arg->payload = payload;
-	*ppc = arg->chunk_size / payload;
 	return 0;
 }
 
 int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 {
 	struct sdr_dev *sdev = ctx->sdev;
-	u32 ppc, npkts, nchunks, id;
+	u32 npkts, nchunks, id;
 	struct sdr_flow *flow;
 	union ib_gid gid;
 	size_t region;
 	int ret;
 
-	ret = sdr_flow_check_attrs(sdev, arg, &ppc);
+	ret = sdr_flow_check_attrs(sdev, arg);
 	if (ret)
 		return ret;
 	if (ctx->cq_budget + 2 * arg->max_msgs > ctx->cq_entries)
@@ -295,7 +294,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->mtu = arg->mtu;
 	flow->payload = arg->payload;
 	flow->chunk_size = arg->chunk_size;
-	flow->pkts_per_chunk = ppc;
+	flow->mr_only = arg->flags & SDR_FLOW_CREATE_MR;
 	flow->max_msg_size = arg->max_msg_size;
 	flow->max_msgs = arg->max_msgs;
 	flow->dead_ns = (u64)READ_ONCE(sdr_dead_ms) * NSEC_PER_MSEC;
@@ -303,8 +302,9 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->rate_mbit = min_t(u32, READ_ONCE(sdr_rate_mbit), SDR_RATE_MAX_MBIT);
 
 	npkts = sdr_msg_npkts(arg->max_msg_size, flow->payload);
-	nchunks = sdr_msg_nchunks(npkts, ppc);
-	flow->slot_stride = PAGE_ALIGN(arg->max_msg_size);
+	nchunks = sdr_msg_nchunks(arg->max_msg_size, flow->chunk_size);
+	/* a flow of registered memory only has no regions */
+	flow->slot_stride = flow->mr_only ? 0 : PAGE_ALIGN(arg->max_msg_size);
 	flow->chunk_bitmap_off = SDR_STATE_HDR;
 	flow->pkt_bitmap_off = SDR_STATE_HDR + BITS_TO_LONGS(nchunks) * 8;
 	flow->state_stride = ALIGN(flow->pkt_bitmap_off +
@@ -332,11 +332,14 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ret = -ENOMEM;
 	flow->slots = kcalloc(flow->max_msgs, sizeof(*flow->slots),
 			      GFP_KERNEL_ACCOUNT);
-	flow->recv_region = sdr_vmalloc_user(region);
-	flow->send_region = sdr_vmalloc_user(region);
+	if (region) {
+		flow->recv_region = sdr_vmalloc_user(region);
+		flow->send_region = sdr_vmalloc_user(region);
+		if (!flow->recv_region || !flow->send_region)
+			goto err_put;
+	}
 	flow->state_area = sdr_vmalloc_user(flow->state_size);
-	if (!flow->slots || !flow->recv_region || !flow->send_region ||
-	    !flow->state_area)
+	if (!flow->slots || !flow->state_area)
 		goto err_put;
 	flow->paths = arg->paths;
 	flow->rail0_paths = arg->paths;
@@ -583,6 +586,8 @@ int sdr_recv_post(struct sdr_ctx *ctx, struct sdr_recv_post *arg)
 
 	if (!flow)
 		return -ENOENT;
+	if (!(arg->flags & SDR_RECV_MR) && flow->mr_only)
+		return -EINVAL;		/* no receive region to land in */
 	if (arg->flags & SDR_RECV_MR) {
 		if (!arg->mr_len || arg->mr_len > flow->max_msg_size)
 			return -EINVAL;

@@ -198,7 +198,7 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 	lockdep_assert_held(&flow->lock);
 	slot->msg_len = pkt->msg_len;
 	slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
-	slot->nchunks = sdr_msg_nchunks(slot->npkts, flow->pkts_per_chunk);
+	slot->nchunks = sdr_msg_nchunks(slot->msg_len, flow->chunk_size);
 	slot->state = SDR_RECV_ACTIVE;
 	WRITE_ONCE(st->imm, pkt->imm);
 	WRITE_ONCE(st->msg_len, pkt->msg_len);
@@ -258,7 +258,7 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
-	u32 chunk;
+	u32 c, first, n;
 
 	lockdep_assert_held(&flow->lock);
 	/* The bytes are in place before the bit says so. */
@@ -267,12 +267,18 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	slot->pkts_done++;
 	WRITE_ONCE(st->packets_done, slot->pkts_done);
 
-	chunk = pi / flow->pkts_per_chunk;
-	if (sdr_bitmap_chunk_complete(pbits, slot->npkts, flow->pkts_per_chunk,
-				      chunk)) {
+	/* the chunks the packet overlaps: each may now be complete */
+	n = sdr_pkt_span(slot->msg_len, flow->payload, flow->chunk_size, pi,
+			   &first);
+	for (c = first; c < first + n; c++) {
+		if (test_bit(c, sdr_slot_chunk_bits(flow, idx)) ||
+		    !sdr_bitmap_chunk_complete(pbits, slot->msg_len,
+					       flow->payload, flow->chunk_size,
+					       c))
+			continue;
 		/* the packet bits (and bytes) before the chunk bit */
 		smp_mb__before_atomic();
-		set_bit(chunk, sdr_slot_chunk_bits(flow, idx));
+		set_bit(c, sdr_slot_chunk_bits(flow, idx));
 		slot->chunks_done++;
 		WRITE_ONCE(st->chunks_done, slot->chunks_done);
 	}
@@ -477,7 +483,6 @@ void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *c)
 {
 	sdr_sr_cfg_default(c);
 	c->pay = flow->payload;
-	c->pkts_per_chunk = flow->pkts_per_chunk;
 	c->max_inflight = READ_ONCE(sdr_max_inflight);
 	c->win_init = min(READ_ONCE(sdr_win_init), c->max_inflight);
 	c->pace_bps = (u64)flow->rate_mbit * 1000000;

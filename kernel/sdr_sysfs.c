@@ -154,7 +154,7 @@ static const struct attribute_group sdr_drop_group = {
 	.attrs	= sdr_drop_list,
 };
 
-/* The QPN of each of the device's paths (uapi/sdr.h, "paths"). */
+/* The QPN of each of the device's paths (uapi/sdr_uapi.h, "paths"). */
 static ssize_t path_qpns_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
@@ -561,7 +561,7 @@ static const struct attribute_group sdr_flow_drop_group = {
 };
 
 /*
- * flows/<id>/path/<figure>: the flow's paths (uapi/sdr.h, "paths"; their
+ * flows/<id>/path/<figure>: the flow's paths (uapi/sdr_uapi.h, "paths"; their
  * number is flows/<id>/paths), one value per path, space separated, path
  * 0 first.  A flow on one path has
  * no per-path figures beyond its QPN and state: "-" for the others (the

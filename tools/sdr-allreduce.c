@@ -331,7 +331,7 @@ static void run_sdr(int r, int run, uint32_t policy, bool groups)
 					fail(r, "group open: %s", strerror(-ret));
 				groups_open++;
 			}
-			ret = sdr_recv_post(fprev, (uint64_t)s, &h[s]);
+			ret = sdr_flow_recv_post(fprev, (uint64_t)s, &h[s]);
 			if (ret)
 				fail(r, "recv post: %s", strerror(-ret));
 		}
@@ -345,7 +345,7 @@ static void run_sdr(int r, int run, uint32_t policy, bool groups)
 				if (ret)
 					fail(r, "group: %s", strerror(-ret));
 			}
-			ret = sdr_send_post_ptr(fnext, v + send * chunk,
+			ret = sdr_flow_send_post_ptr(fnext, v + send * chunk,
 						chunk * sizeof(float), (uint32_t)s,
 						(uint64_t)s, NULL);
 			if (ret)
@@ -363,7 +363,7 @@ static void run_sdr(int r, int run, uint32_t policy, bool groups)
 					 &sends_open, &groups_open);
 			}
 			take(v + recv * chunk, sdr_recv_data(h[s]), chunk, add);
-			sdr_recv_complete(h[s]);
+			sdr_recv_release(h[s]);
 		}
 		while (sends_open || groups_open) {
 			next_cqe(r, ctx, &c);

@@ -720,7 +720,7 @@ static void run_sender(struct run *r)
 			 */
 			t_post[slot] = now_us();
 			/* user_data carries the slot; seq order is post order. */
-			ret = sdr_send_post(r->flow, off, o->size, (uint32_t)sent,
+			ret = sdr_flow_send_post(r->flow, off, o->size, (uint32_t)sent,
 					    slot, NULL);
 			if (ret == -EAGAIN)
 				break;
@@ -732,7 +732,7 @@ static void run_sender(struct run *r)
 			sent++;
 			moved = true;
 		}
-		got = sdr_send_poll(r->flow, cq, 32);
+		got = sdr_flow_send_poll(r->flow, cq, 32);
 		if (got < 0)
 			die(EXIT_ERR, "send poll: %s", strerror(-got));
 		for (k = 0; k < got; k++) {
@@ -788,17 +788,17 @@ static void check_recv(struct run *r, struct sdr_recv *h, uint32_t msg,
 	}
 	/* a NONE receive may complete with nothing of its message: a loss */
 	if (c->status == SDR_STATUS_PARTIAL &&
-	    sdr_recv_imm_get(h, &imm, &len) == -EAGAIN) {
+	    sdr_recv_imm(h, &imm, &len) == -EAGAIN) {
 		r->me.partial++;
 		r->me.chunks_missing += (r->o.size + cs - 1) / cs;
 		return;
 	}
-	if (sdr_recv_imm_get(h, &imm, &len) || imm != msg || len != r->o.size) {
+	if (sdr_recv_imm(h, &imm, &len) || imm != msg || len != r->o.size) {
 		fprintf(stderr, "sdr_perf: message %u: imm %u len %u (want %u %" PRIu64 ")\n",
 			msg, imm, len, msg, r->o.size);
 		r->me.verify_errors++;
 	}
-	if (sdr_recv_bitmap_get(h, NULL, &chunks)) {
+	if (sdr_recv_bitmap(h, NULL, &chunks)) {
 		r->me.failed++;
 		return;
 	}
@@ -850,7 +850,7 @@ static void run_receiver(struct run *r)
 			struct sdr_recv *h;
 			uint32_t slot;
 
-			ret = sdr_recv_post(r->flow, posted, &h);
+			ret = sdr_flow_recv_post(r->flow, posted, &h);
 			if (ret == -EAGAIN)
 				break;
 			if (ret)
@@ -885,7 +885,7 @@ static void run_receiver(struct run *r)
 				    " slot %u matches no posted receive", idx, slot);
 			lat_add(&r->lat, now_us() - t_post[slot]);
 			check_recv(r, cq[k].recv, (uint32_t)idx, &cq[k]);
-			ret = sdr_recv_complete(cq[k].recv);
+			ret = sdr_recv_release(cq[k].recv);
 			if (ret)
 				die(EXIT_ERR, "recv complete: %s", strerror(-ret));
 			rh[slot] = NULL;
@@ -924,7 +924,7 @@ static void run_receiver(struct run *r)
 	/* Receives posted beyond the count, or given up on: hand back. */
 	for (uint32_t i = 0; i < n; i++)
 		if (rh[i])
-			sdr_recv_complete(rh[i]);
+			sdr_recv_release(rh[i]);
 	free(rh);
 	free(t_post);
 }

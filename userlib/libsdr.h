@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
  * libsdr: userspace access to /dev/sdr (software-defined reliability over
- * RDMA UD).  The library wraps the ioctls of uapi/sdr.h and the memory the
+ * RDMA UD).  The library wraps the ioctls of uapi/sdr_uapi.h and the memory the
  * kernel maps into the process; it holds no reliability logic of its own.
  *
  * Error convention (every call): functions returning int return 0 (or a
@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sdr.h"	/* uapi: struct sdr_endpoint, SDR_POLICY_*, SDR_STATUS_* */
+#include "sdr_uapi.h"	/* uapi: struct sdr_endpoint, SDR_POLICY_*, SDR_STATUS_* */
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +91,10 @@ struct sdr_flow_attr {
 	/* packet authentication (since 1.7): SDR_AUTH_*; 0: the module's
 	 * default (vmac64 unless the administrator changed it) */
 	uint8_t auth;
+	/* (since 2.0) SDR_FLOW_CREATE_MR: registered memory only, no
+	 * regions (sdr_send_buf() and sdr_recv_data() give NULL) */
+	uint32_t flags;
+	uint32_t reserved;	/* must be 0 */
 };
 
 /* The flow's geometry, as the kernel chose it. */
@@ -109,7 +113,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 				 const struct sdr_flow_attr *attr);
 int sdr_flow_destroy(struct sdr_flow *flow);
 int sdr_flow_props(const struct sdr_flow *flow, struct sdr_flow_props *props);
-/* SDR_IOC_FLOW_INFO: state and counters (struct from uapi/sdr.h). */
+/* SDR_IOC_FLOW_INFO: state and counters (struct from uapi/sdr_uapi.h). */
 int sdr_flow_info(struct sdr_flow *flow, struct sdr_flow_info *info);
 /* Policy of messages posted from now on (SDR_IOC_FLOW_MODIFY). */
 int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
@@ -181,9 +185,9 @@ int sdr_flow_rail_connect(struct sdr_flow *flow, uint32_t rail,
  */
 void *sdr_send_buf(struct sdr_flow *flow, size_t *len);
 void *sdr_send_slot(struct sdr_flow *flow, uint32_t i);
-int sdr_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
+int sdr_flow_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
 		  uint32_t imm, uint64_t user_data, uint32_t *seq);
-int sdr_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
+int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
 		      uint32_t imm, uint64_t user_data, uint32_t *seq);
 
 /*
@@ -199,7 +203,7 @@ int sdr_send_stream_continue(struct sdr_flow *flow, uint32_t seq,
 int sdr_send_stream_end(struct sdr_flow *flow, uint32_t seq,
 			uint64_t addr, uint64_t len, uint32_t flags);
 
-/* One completion, as sdr_poll_cq() and sdr_send_poll() return it. */
+/* One completion, as sdr_poll_cq() and sdr_flow_send_poll() return it. */
 struct sdr_completion {
 	uint64_t user_data;
 	struct sdr_flow *flow;	/* NULL if the flow is gone */
@@ -217,7 +221,7 @@ struct sdr_completion {
 /* Up to max completions of the context; returns how many (>= 0). */
 int sdr_poll_cq(struct sdr_ctx *ctx, struct sdr_completion *out, int max);
 /* Up to max send completions of this flow only. */
-int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max);
+int sdr_flow_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max);
 /* Sleep in poll(2) until a completion may be ready: 0 or -ETIMEDOUT. */
 int sdr_wait(struct sdr_ctx *ctx, int timeout_ms);
 
@@ -234,8 +238,8 @@ int sdr_wait(struct sdr_ctx *ctx, int timeout_ms);
  * other than OK in imm and the highest member status in status.
  * sdr_group_poll() takes it if it came (1, else 0); sdr_group_wait()
  * waits for it (0, or -ETIMEDOUT); completions they pass over are kept
- * for sdr_poll_cq() and sdr_send_poll().  The kernel gives recovery of
- * the oldest group not yet completed priority (uapi/sdr.h,
+ * for sdr_poll_cq() and sdr_flow_send_poll().  The kernel gives recovery of
+ * the oldest group not yet completed priority (uapi/sdr_uapi.h,
  * SDR_IOC_GROUP).  Each open group holds a completion ring entry until
  * its completion is taken.  Errors: -EAGAIN (ring full, or
  * SDR_GROUPS_MAX groups open), -ENOENT (close, or a post naming a group
@@ -251,12 +255,12 @@ int sdr_group_wait(struct sdr_ctx *ctx, uint32_t group, int timeout_ms,
 
 /*
  * Receiving.  The n-th receive posted on a flow takes the n-th message.
- * The handle stays valid until sdr_recv_complete() recycles the slot.
+ * The handle stays valid until sdr_recv_release() recycles the slot.
  */
-int sdr_recv_post(struct sdr_flow *flow, uint64_t user_data,
+int sdr_flow_recv_post(struct sdr_flow *flow, uint64_t user_data,
 		  struct sdr_recv **handle);
-int sdr_recv_imm_get(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len);
-int sdr_recv_bitmap_get(struct sdr_recv *h, const uint64_t **bitmap,
+int sdr_recv_imm(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len);
+int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
 			uint32_t *chunks);
 int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk);
 int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
@@ -269,7 +273,27 @@ const struct sdr_recv_state *sdr_recv_state(const struct sdr_recv *h);
 uint32_t sdr_recv_seq(const struct sdr_recv *h);
 uint32_t sdr_recv_slot(const struct sdr_recv *h);
 uint64_t sdr_recv_user_data(const struct sdr_recv *h);
-int sdr_recv_complete(struct sdr_recv *h);
+int sdr_recv_release(struct sdr_recv *h);
+
+/*
+ * Registered memory (since 2.0; sdr_caps.features SDR_FEATURE_MR): any
+ * range of the process's writable memory, pinned and charged to
+ * RLIMIT_MEMLOCK while registered.  sdr_ctx_mr_reg() returns its id;
+ * receives land in it (sdr_flow_recv_post_mr(): at most len bytes at
+ * addr, a longer message completes SDR_STATUS_TOOBIG) and sends go from
+ * it without a copy (sdr_flow_send_post_mr()).  sdr_ctx_mr_dereg() fails
+ * -EBUSY while a receive or send uses it.  Errors as SDR_IOC_MR_REG's and
+ * SDR_IOC_RECV_POST's (uapi/sdr_uapi.h).
+ */
+int sdr_ctx_mr_reg(struct sdr_ctx *ctx, void *addr, uint64_t len,
+		   uint32_t *mr_id);
+int sdr_ctx_mr_dereg(struct sdr_ctx *ctx, uint32_t mr_id);
+int sdr_flow_recv_post_mr(struct sdr_flow *flow, uint32_t mr_id, void *addr,
+			  uint64_t len, uint64_t user_data,
+			  struct sdr_recv **handle);
+int sdr_flow_send_post_mr(struct sdr_flow *flow, uint32_t mr_id,
+			  const void *addr, uint64_t len, uint32_t imm,
+			  uint64_t user_data, uint32_t *seq);
 
 /*
  * Exchange endpoint blobs (or any len bytes) over TCP.  host NULL: listen
@@ -324,7 +348,7 @@ const char *sdr_policy_str(uint32_t policy);
 /* SDR_AUTH_* (since 1.7): "off", "vmac64" ("default" for 0) */
 const char *sdr_auth_str(uint32_t auth);
 /*
- * Parse a policy name of uapi/sdr.h (SDR_POLICY_NAMES: "none", "sr",
+ * Parse a policy name of uapi/sdr_uapi.h (SDR_POLICY_NAMES: "none", "sr",
  * "ec", "adaptive", "auto") or a number; -EINVAL if neither.  Whether the
  * kernel runs it is the kernel's answer (sdr_query(), EOPNOTSUPP).
  */

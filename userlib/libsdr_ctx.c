@@ -161,3 +161,33 @@ int sdr_query(const struct sdr_ctx *ctx, struct sdr_caps *caps)
 	caps->paths_max = q.paths_max;
 	return 0;
 }
+
+int sdr_ctx_mr_reg(struct sdr_ctx *ctx, void *addr, uint64_t len,
+		   uint32_t *mr_id)
+{
+	struct sdr_mr_reg r;
+	int ret;
+
+	if (!ctx || !mr_id)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.addr = (uintptr_t)addr;
+	r.len = len;
+	ret = sdr__ioctl(ctx->fd, SDR_IOC_MR_REG, &r);
+	if (!ret)
+		*mr_id = r.mr_id;
+	return ret;
+}
+
+int sdr_ctx_mr_dereg(struct sdr_ctx *ctx, uint32_t mr_id)
+{
+	struct sdr_mr_dereg d;
+
+	if (!ctx)
+		return -EINVAL;
+	memset(&d, 0, sizeof(d));
+	d.size = sizeof(d);
+	d.mr_id = mr_id;
+	return sdr__ioctl(ctx->fd, SDR_IOC_MR_DEREG, &d);
+}

@@ -44,10 +44,15 @@ static int check_layout(const struct sdr_flow_create *c)
 	uint64_t n = c->max_msgs, stride = c->slot_stride;
 	uint64_t words_c, words_p, packets, chunks;
 
-	if (!c->payload || !c->chunk_size || !n || stride < c->max_msg_size)
+	if (!c->payload || !c->chunk_size || !n)
 		return -EPROTO;
-	if (c->recv_size < n * stride || c->send_size < n * stride)
+	if (c->flags & SDR_FLOW_CREATE_MR) {
+		if (c->recv_size || c->send_size)	/* no regions */
+			return -EPROTO;
+	} else if (stride < c->max_msg_size || c->recv_size < n * stride ||
+		   c->send_size < n * stride) {
 		return -EPROTO;
+	}
 	if (c->state_size < n * c->state_stride ||
 	    c->state_stride < sizeof(struct sdr_recv_state))
 		return -EPROTO;
@@ -86,6 +91,11 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	c.ec_m = attr->ec_m;
 	c.paths = attr->paths;
 	c.auth = attr->auth;
+	c.flags = attr->flags;
+	if (attr->reserved) {
+		errno = EINVAL;
+		return NULL;
+	}
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -113,15 +123,18 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	f->chunk_bitmap = c.chunk_bitmap;
 	f->pkt_bitmap = c.pkt_bitmap;
 
-	f->recv_map = map_area(ctx->fd, c.recv_offset, c.recv_size, PROT_READ);
-	if (f->recv_map == MAP_FAILED)
-		goto err_map;
-	f->recv_size = c.recv_size;
-	f->send_map = map_area(ctx->fd, c.send_offset, c.send_size,
-			       PROT_READ | PROT_WRITE);
-	if (f->send_map == MAP_FAILED)
-		goto err_map;
-	f->send_size = c.send_size;
+	if (!(c.flags & SDR_FLOW_CREATE_MR)) {
+		f->recv_map = map_area(ctx->fd, c.recv_offset, c.recv_size,
+				       PROT_READ);
+		if (f->recv_map == MAP_FAILED)
+			goto err_map;
+		f->recv_size = c.recv_size;
+		f->send_map = map_area(ctx->fd, c.send_offset, c.send_size,
+				       PROT_READ | PROT_WRITE);
+		if (f->send_map == MAP_FAILED)
+			goto err_map;
+		f->send_size = c.send_size;
+	}
 	f->state_map = map_area(ctx->fd, c.state_offset, c.state_size, PROT_READ);
 	if (f->state_map == MAP_FAILED)
 		goto err_map;
@@ -141,7 +154,8 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 		h->state = (const struct sdr_recv_state *)st;
 		h->chunk_bm = (const uint64_t *)(st + c.chunk_bitmap);
 		h->pkt_bm = (const uint64_t *)(st + c.pkt_bitmap);
-		h->data = f->recv_map + (size_t)i * c.slot_stride;
+		h->region = f->recv_map ? f->recv_map + (size_t)i * c.slot_stride :
+					  NULL;
 	}
 	f->next = ctx->flows;
 	ctx->flows = f;

@@ -15,7 +15,9 @@
  * (endpoint exchange over TCP).  libsdr_cm.c (connecting
  * through rdma_cm) calls libsdr_flow.c, libsdr_ctx.c (sdr_ctx_query) and
  * libsdr_sys.c.  libsdr_names.c (names of
- * the uapi constants) calls nothing.  libsdr_sys.h and libsdr_ring.h
+ * the uapi constants) calls nothing.  libsdr_sdk.c (the SDR SDK's API,
+ * sdr.h and sdr_mr.h) sits on top: it calls the others through libsdr.h
+ * and reads a receive's bitmaps in place.  libsdr_sys.h and libsdr_ring.h
  * declare what their file offers the files above; the rest is libsdr.h.
  */
 #ifndef LIBSDR_INT_H
@@ -31,12 +33,13 @@ struct sdr_recv {
 	uint32_t slot;
 	uint32_t seq;
 	uint32_t gen;
-	bool posted;		/* between sdr_recv_post and _complete */
+	bool posted;		/* between sdr_flow_recv_post and _complete */
 	uint64_t user_data;
 	const struct sdr_recv_state *state;
 	const uint64_t *chunk_bm;
 	const uint64_t *pkt_bm;
-	const uint8_t *data;
+	const uint8_t *region;	/* the slot in the receive region, or NULL */
+	const uint8_t *data;	/* where this receive lands: region or MR */
 };
 
 struct sdr_flow {

@@ -23,7 +23,7 @@ const char *sdr_status_str(uint32_t status)
 	return "unknown";
 }
 
-/* The kernel's words too (sysfs flows/<id>/policy): one list, uapi/sdr.h. */
+/* The kernel's words too (sysfs flows/<id>/policy): one list, uapi/sdr_uapi.h. */
 static const char *const policy_names[SDR_POLICY_NR] = SDR_POLICY_NAMES;
 
 const char *sdr_policy_str(uint32_t policy)

@@ -2,9 +2,9 @@
 /*
  * libsdr_recv: posting receives and reading a receive in place - its
  * immediate, chunk and packet bitmaps, data and outcome - until
- * sdr_recv_complete hands the slot back.  Calls only libsdr_sys.c.
+ * sdr_recv_release hands the slot back.  Calls only libsdr_sys.c.
  *
- * Memory ordering follows uapi/sdr.h: the kernel stores a slot's flags,
+ * Memory ordering follows uapi/sdr_uapi.h: the kernel stores a slot's flags,
  * state and every bitmap bit with release semantics after the data they
  * cover, so each is loaded here with acquire before the bytes are read.
  */
@@ -14,35 +14,61 @@
 #include "libsdr_int.h"
 #include "libsdr_sys.h"
 
-int sdr_recv_post(struct sdr_flow *flow, uint64_t user_data,
-		  struct sdr_recv **handle)
+static int recv_post(struct sdr_flow *flow, struct sdr_recv_post *p,
+		     struct sdr_recv **handle)
 {
-	struct sdr_recv_post p;
 	struct sdr_recv *h;
 	int ret;
+
+	p->size = sizeof(*p);
+	p->flow_id = flow->props.flow_id;
+	if (flow->group) {
+		p->flags |= SDR_RECV_GROUP;
+		p->group = flow->group;
+	}
+	ret = sdr__ioctl(flow->ctx->fd, SDR_IOC_RECV_POST, p);
+	if (ret)
+		return ret;
+	if (p->slot >= flow->props.max_msgs)
+		return -EPROTO;
+	h = &flow->recvs[p->slot];
+	h->seq = p->seq;
+	h->gen = p->gen;
+	h->user_data = p->user_data;
+	h->data = p->flags & SDR_RECV_MR ?
+		  (const uint8_t *)(uintptr_t)p->mr_addr : h->region;
+	h->posted = true;
+	*handle = h;
+	return 0;
+}
+
+int sdr_flow_recv_post(struct sdr_flow *flow, uint64_t user_data,
+		       struct sdr_recv **handle)
+{
+	struct sdr_recv_post p;
 
 	if (!flow || !handle)
 		return -EINVAL;
 	memset(&p, 0, sizeof(p));
-	p.size = sizeof(p);
-	p.flow_id = flow->props.flow_id;
 	p.user_data = user_data;
-	if (flow->group) {
-		p.flags = SDR_RECV_GROUP;
-		p.group = flow->group;
-	}
-	ret = sdr__ioctl(flow->ctx->fd, SDR_IOC_RECV_POST, &p);
-	if (ret)
-		return ret;
-	if (p.slot >= flow->props.max_msgs)
-		return -EPROTO;
-	h = &flow->recvs[p.slot];
-	h->seq = p.seq;
-	h->gen = p.gen;
-	h->user_data = user_data;
-	h->posted = true;
-	*handle = h;
-	return 0;
+	return recv_post(flow, &p, handle);
+}
+
+int sdr_flow_recv_post_mr(struct sdr_flow *flow, uint32_t mr_id, void *addr,
+			  uint64_t len, uint64_t user_data,
+			  struct sdr_recv **handle)
+{
+	struct sdr_recv_post p;
+
+	if (!flow || !handle)
+		return -EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.flags = SDR_RECV_MR;
+	p.mr_id = mr_id;
+	p.mr_addr = (uintptr_t)addr;
+	p.mr_len = len;
+	p.user_data = user_data;
+	return recv_post(flow, &p, handle);
 }
 
 static int recv_check(const struct sdr_recv *h)
@@ -70,7 +96,7 @@ static int recv_started(const struct sdr_recv *h)
 	return 0;
 }
 
-int sdr_recv_imm_get(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len)
+int sdr_recv_imm(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len)
 {
 	int ret = recv_started(h);
 
@@ -83,7 +109,7 @@ int sdr_recv_imm_get(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len)
 	return 0;
 }
 
-int sdr_recv_bitmap_get(struct sdr_recv *h, const uint64_t **bitmap,
+int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
 			uint32_t *chunks)
 {
 	int ret = recv_started(h);
@@ -114,20 +140,22 @@ int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
 			  uint64_t *pkt_bits, uint32_t nwords, uint32_t *npkts)
 {
 	const struct sdr_flow_props *fp;
-	uint32_t per, first, n, i, wi = UINT32_MAX;
-	uint64_t w = 0;
+	uint32_t first, n, i, wi = UINT32_MAX;
+	uint64_t w = 0, from, to;
 	int ret = recv_started(h);
 
 	if (ret)
 		return ret;
 	if (chunk >= h->state->chunks || !pkt_bits)
 		return -EINVAL;
+	/* the packets holding a byte of the chunk (they may be shared) */
 	fp = &h->flow->props;
-	per = fp->chunk_size / fp->payload;
-	first = chunk * per;
-	n = h->state->packets - first;
-	if (n > per)
-		n = per;
+	from = (uint64_t)chunk * fp->chunk_size;
+	to = from + fp->chunk_size;
+	if (to > h->state->msg_len)
+		to = h->state->msg_len;
+	first = (uint32_t)(from / fp->payload);
+	n = (uint32_t)((to + fp->payload - 1) / fp->payload) - first;
 	if ((uint64_t)nwords * 64 < n)
 		return -ENOSPC;
 	memset(pkt_bits, 0, (size_t)nwords * sizeof(*pkt_bits));
@@ -190,7 +218,7 @@ uint64_t sdr_recv_user_data(const struct sdr_recv *h)
 	return h ? h->user_data : 0;
 }
 
-int sdr_recv_complete(struct sdr_recv *h)
+int sdr_recv_release(struct sdr_recv *h)
 {
 	struct sdr_recv_complete c;
 	int ret = recv_check(h);

@@ -2,11 +2,11 @@
 /*
  * libsdr_ring: a context's completion ring - mapping it at the offsets the
  * bind returned, draining it, the backlog of completions taken off it for
- * someone else, and waiting for it (sdr_poll_cq, sdr_send_poll,
+ * someone else, and waiting for it (sdr_poll_cq, sdr_flow_send_poll,
  * sdr_group_poll, sdr_wait, sdr_group_wait).
  * Calls only libsdr_sys.c.
  *
- * Memory ordering follows uapi/sdr.h: the kernel stores the ring tail with
+ * Memory ordering follows uapi/sdr_uapi.h: the kernel stores the ring tail with
  * release semantics after the entries it covers, so it is loaded here with
  * acquire before an entry is read; the ring head is stored with release
  * after the entries were copied out.
@@ -160,7 +160,7 @@ static bool ring_wants(const struct ring_want *w, const struct sdr_completion *c
 /*
  * Take ring entries into out (all of them, or only what @want names).
  * Entries not taken are parked in the backlog for whoever asks later:
- * sends of a live flow and groups' entries always (their sdr_send_poll,
+ * sends of a live flow and groups' entries always (their sdr_flow_send_poll,
  * sdr_group_poll or sdr_poll_cq), the rest only once sdr_poll_cq has been
  * used on the context; otherwise they are dropped - a receive's outcome
  * is also in the state area.
@@ -233,7 +233,7 @@ static int poll_want(struct sdr_ctx *ctx, const struct ring_want *want,
 	return n;
 }
 
-int sdr_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max)
+int sdr_flow_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max)
 {
 	struct ring_want w = { .flow = flow };
 

@@ -31,9 +31,9 @@ void *sdr_send_slot(struct sdr_flow *flow, uint32_t i)
 	return flow->send_map + (size_t)i * flow->props.slot_stride;
 }
 
-static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint64_t addr,
-		      uint64_t len, uint64_t msg_len, uint32_t imm,
-		      uint64_t user_data, uint32_t *seq)
+static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint32_t mr_id,
+		      uint64_t addr, uint64_t len, uint64_t msg_len,
+		      uint32_t imm, uint64_t user_data, uint32_t *seq)
 {
 	struct sdr_send_post p;
 	int ret;
@@ -43,6 +43,7 @@ static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint64_t addr,
 	memset(&p, 0, sizeof(p));
 	p.size = sizeof(p);
 	p.flags = flags;
+	p.mr_id = mr_id;
 	p.flow_id = flow->props.flow_id;
 	p.imm = imm;
 	p.addr = addr;
@@ -61,17 +62,25 @@ static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint64_t addr,
 	return ret;
 }
 
-int sdr_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
+int sdr_flow_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
 		  uint32_t imm, uint64_t user_data, uint32_t *seq)
 {
-	return send_ioctl(flow, 0, off, len, 0, imm, user_data, seq);
+	return send_ioctl(flow, 0, 0, off, len, 0, imm, user_data, seq);
 }
 
-int sdr_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
+int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
 		      uint32_t imm, uint64_t user_data, uint32_t *seq)
 {
-	return send_ioctl(flow, SDR_SEND_USER_PTR, (uintptr_t)ptr, len, 0, imm,
-			  user_data, seq);
+	return send_ioctl(flow, SDR_SEND_USER_PTR, 0, (uintptr_t)ptr, len, 0,
+			  imm, user_data, seq);
+}
+
+int sdr_flow_send_post_mr(struct sdr_flow *flow, uint32_t mr_id,
+			  const void *addr, uint64_t len, uint32_t imm,
+			  uint64_t user_data, uint32_t *seq)
+{
+	return send_ioctl(flow, SDR_SEND_MR, mr_id, (uintptr_t)addr, len, 0,
+			  imm, user_data, seq);
 }
 
 int sdr_send_stream_start(struct sdr_flow *flow, uint64_t msg_len,
@@ -80,7 +89,7 @@ int sdr_send_stream_start(struct sdr_flow *flow, uint64_t msg_len,
 {
 	if (flags & ~SDR_SEND_USER_PTR)
 		return -EINVAL;
-	return send_ioctl(flow, flags | SDR_SEND_STREAM_START, addr, len,
+	return send_ioctl(flow, flags | SDR_SEND_STREAM_START, 0, addr, len,
 			  msg_len, imm, user_data, seq);
 }
 
@@ -89,7 +98,7 @@ int sdr_send_stream_continue(struct sdr_flow *flow, uint32_t seq,
 {
 	if (flags & ~SDR_SEND_USER_PTR)
 		return -EINVAL;
-	return send_ioctl(flow, flags | SDR_SEND_STREAM_CONT, addr, len, 0, 0,
+	return send_ioctl(flow, flags | SDR_SEND_STREAM_CONT, 0, addr, len, 0, 0,
 			  0, &seq);
 }
 
@@ -98,6 +107,6 @@ int sdr_send_stream_end(struct sdr_flow *flow, uint32_t seq,
 {
 	if (flags & ~SDR_SEND_USER_PTR)
 		return -EINVAL;
-	return send_ioctl(flow, flags | SDR_SEND_STREAM_END, addr, len, 0, 0,
+	return send_ioctl(flow, flags | SDR_SEND_STREAM_END, 0, addr, len, 0, 0,
 			  0, &seq);
 }

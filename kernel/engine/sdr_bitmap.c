@@ -124,16 +124,42 @@ u32 sdr_bitmap_next_set(const unsigned long *map, u32 nbits, u32 from)
 	return sdr_bitmap_find(map, nbits, from, 0);
 }
 
-bool sdr_bitmap_chunk_complete(const unsigned long *map, u32 npkts,
-			       u32 pkts_per_chunk, u32 chunk)
+/* [*first, *first + n) of @unit-sized pieces overlapping [from, to) */
+static u32 sdr_span(u64 from, u64 to, u32 unit, u32 *first)
 {
-	u64 start = (u64)chunk * pkts_per_chunk;
-	u32 len;
+	u64 a = from / unit, b = (to + unit - 1) / unit;
 
-	if (!pkts_per_chunk || start >= npkts)
-		return false;
-	len = min_t(u32, pkts_per_chunk, npkts - (u32)start);
-	return sdr_bitmap_weight_range(map, npkts, (u32)start, len) == len;
+	*first = (u32)a;
+	return (u32)(b - a);
+}
+
+u32 sdr_chunk_span(u32 msg_len, u32 pay, u32 chunk, u32 c, u32 *first)
+{
+	u64 from = (u64)c * chunk;
+
+	*first = 0;
+	if (!pay || !chunk || from >= msg_len)
+		return 0;
+	return sdr_span(from, min_t(u64, from + chunk, msg_len), pay, first);
+}
+
+u32 sdr_pkt_span(u32 msg_len, u32 pay, u32 chunk, u32 pi, u32 *first)
+{
+	u64 from = (u64)pi * pay;
+
+	*first = 0;
+	if (!pay || !chunk || from >= msg_len)
+		return 0;
+	return sdr_span(from, min_t(u64, from + pay, msg_len), chunk, first);
+}
+
+bool sdr_bitmap_chunk_complete(const unsigned long *map, u32 msg_len,
+			       u32 pay, u32 chunk, u32 c)
+{
+	u32 first, n = sdr_chunk_span(msg_len, pay, chunk, c, &first);
+
+	return n && sdr_bitmap_weight_range(map, sdr_msg_npkts(msg_len, pay),
+					    first, n) == n;
 }
 
 /* up to BITS_PER_LONG bits starting at @pos; bits at or past nbits read 0 */

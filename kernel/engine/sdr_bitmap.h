@@ -24,10 +24,10 @@ static inline u32 sdr_msg_npkts(u32 msg_len, u32 pay)
 	return msg_len / pay + !!(msg_len % pay);
 }
 
-/* Chunks (bitmap bits the user sees) of @npkts packets. */
-static inline u32 sdr_msg_nchunks(u32 npkts, u32 pkts_per_chunk)
+/* Chunks (bitmap bits the user sees) of a @msg_len byte message. */
+static inline u32 sdr_msg_nchunks(u32 msg_len, u32 chunk)
 {
-	return npkts / pkts_per_chunk + !!(npkts % pkts_per_chunk);
+	return msg_len / chunk + !!(msg_len % chunk);
 }
 
 void sdr_bitmap_zero(unsigned long *map, u32 nbits);
@@ -49,9 +49,18 @@ static inline u32 sdr_bitmap_missing(const unsigned long *map, u32 nbits)
 u32 sdr_bitmap_next_zero(const unsigned long *map, u32 nbits, u32 from);
 u32 sdr_bitmap_next_set(const unsigned long *map, u32 nbits, u32 from);
 
-/* all packets of chunk @chunk present (the last chunk may be short) */
-bool sdr_bitmap_chunk_complete(const unsigned long *map, u32 npkts,
-			       u32 pkts_per_chunk, u32 chunk);
+/*
+ * Chunks are @chunk bytes of the message, packets @pay bytes; neither need
+ * divide the other.  sdr_chunk_span(): the packets chunk @c of a @msg_len
+ * byte message overlaps, [*first, *first + n), n returned (0 past the
+ * end).  sdr_pkt_span(): the chunks packet @pi overlaps, likewise.
+ * sdr_bitmap_chunk_complete(): every packet chunk @c overlaps is set in
+ * @map, the message's packet bitmap.
+ */
+u32 sdr_chunk_span(u32 msg_len, u32 pay, u32 chunk, u32 c, u32 *first);
+u32 sdr_pkt_span(u32 msg_len, u32 pay, u32 chunk, u32 pi, u32 *first);
+bool sdr_bitmap_chunk_complete(const unsigned long *map, u32 msg_len,
+			       u32 pay, u32 chunk, u32 c);
 
 /*
  * Copy bits [base, base + min(maxbits, nbits - base)) into @out as an ACK

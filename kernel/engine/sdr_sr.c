@@ -62,7 +62,6 @@ void sdr_sr_cfg_default(struct sdr_sr_cfg *cfg)
 	cfg->ack_delay_ns = 100000ULL;		/* 100 us */
 	cfg->reorder_ns = 0;
 	cfg->nack_interval_ns = 0;
-	cfg->pkts_per_chunk = 16;
 	cfg->ec_beta_pct = 100;
 }
 
@@ -1777,7 +1776,7 @@ void sdr_sr_rx_set_urgent(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		   const struct sdr_pkt *pkt, u64 now_ns)
 {
-	u32 pay = f->cfg.pay, idx, ppc = f->cfg.pkts_per_chunk, old_high;
+	u32 pay = f->cfg.pay, idx, old_high;
 	bool want_ack = pkt->flags & (SDR_PKT_F_LAST | SDR_PKT_F_ACKREQ);
 	bool ec = pkt->policy == SDR_WIRE_POLICY_EC;
 	int ret, flags = SDR_SR_RX_NEW;
@@ -1836,8 +1835,6 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		r->high = idx + 1;
 	if (idx == r->cum)
 		r->cum = sdr_bitmap_next_zero(r->map, r->npkts, r->cum);
-	if (ppc && sdr_bitmap_chunk_complete(r->map, r->npkts, ppc, idx / ppc))
-		flags |= SDR_SR_RX_CHUNK;
 	if (r->ec_k)
 		flags |= sdr_sr_rx_ec_data(f, r, idx, now_ns);
 	if (sdr_sr_adaptive(f))

@@ -67,7 +67,6 @@ struct sdr_sr_cfg {
 	u64	reorder_ns;	/* hole tolerance before a NACK; 0: SRTT/4 */
 	u64	nack_interval_ns; /* between NACK rounds of a message; 0: SRTT */
 	/* (ADAPTIVE learns both per flow: these are its first guesses) */
-	u32	pkts_per_chunk;	/* user bitmap chunk, for SDR_SR_RX_CHUNK */
 	u32	flags;		/* SDR_SR_CFG_* */
 	/* EC messages (sender) */
 	u32	ec_beta_pct;	/* RTO hold: + beta% * SRTT + (k+m) packet times */
@@ -270,7 +269,7 @@ struct sdr_sr_txd {
 /* sdr_sr_rx_data() result bits (or a negative -SDR_DROP_* reason) */
 #define SDR_SR_RX_NEW		0x01	/* new packet: copy its payload */
 #define SDR_SR_RX_DUP		0x02	/* already had it: drop payload */
-#define SDR_SR_RX_CHUNK		0x04	/* its chunk is now complete */
+/* 0x04 unused */
 #define SDR_SR_RX_COMPLETE	0x08	/* the whole message is in */
 #define SDR_SR_RX_CTRL		0x10	/* an ACK/NACK is due now */
 #define SDR_SR_RX_PARITY	0x20	/* new parity: keep its payload */

@@ -148,7 +148,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	npaths = (flags >> 4) & 7;
 	cfg.pace_bps = take(&in, 1) ? 1000000000ULL * take(&in, 1) : 0;
 	cfg.max_backoff = take(&in, 1) % 20;
-	cfg.pkts_per_chunk = take(&in, 1);
 	ec_k = take(&in, 1) % (SDR_EC_MAX_K + 1);	/* 0: SR */
 	if (cfg.flags & SDR_SR_CFG_ADAPTIVE) {
 		ec_k = 0;	/* ADAPTIVE has no parity */

@@ -49,9 +49,10 @@ static void test_bitmap_sizes(void)
 	CHECK_EQ(sdr_msg_npkts(1U << 30, 4096), 262144);
 	CHECK_EQ(sdr_msg_npkts(U32_MAX, 4096), 1048576);
 	CHECK_EQ(sdr_msg_npkts(U32_MAX, 1), U32_MAX);
-	CHECK_EQ(sdr_msg_nchunks(262144, 16), 16384);
-	CHECK_EQ(sdr_msg_nchunks(17, 16), 2);
-	CHECK_EQ(sdr_msg_nchunks(1, 16), 1);
+	CHECK_EQ(sdr_msg_nchunks(1U << 30, 65536), 16384);
+	CHECK_EQ(sdr_msg_nchunks(65537, 65536), 2);
+	CHECK_EQ(sdr_msg_nchunks(1, 65536), 1);
+	CHECK_EQ(sdr_msg_nchunks(U32_MAX, 64), (U32_MAX >> 6) + 1);
 }
 
 static void test_bitmap_basic(void)
@@ -93,23 +94,100 @@ static void test_bitmap_basic(void)
 
 static void test_bitmap_chunks(void)
 {
+	/* chunks of whole packets: 37 packets of 100 bytes, 8 per chunk */
+	u32 pay = 100, len = 3650, ch = 800, n = 37, c;
 	struct ref r;
-	u32 n = 37, ppc = 8, c;
 
 	ref_init(&r, n);
 	for (c = 0; c < 5; c++)
-		CHECK(!sdr_bitmap_chunk_complete(r.map, n, ppc, c));
+		CHECK(!sdr_bitmap_chunk_complete(r.map, len, pay, ch, c));
 	sdr_bitmap_set_range(r.map, n, 32, 5);	/* last, short chunk */
-	CHECK(sdr_bitmap_chunk_complete(r.map, n, ppc, 4));
-	CHECK(!sdr_bitmap_chunk_complete(r.map, n, ppc, 5));
-	CHECK(!sdr_bitmap_chunk_complete(r.map, n, 0, 0));
+	CHECK(sdr_bitmap_chunk_complete(r.map, len, pay, ch, 4));
+	CHECK(!sdr_bitmap_chunk_complete(r.map, len, pay, ch, 5));
+	CHECK(!sdr_bitmap_chunk_complete(r.map, len, pay, 0, 0));
+	CHECK(!sdr_bitmap_chunk_complete(r.map, len, 0, ch, 0));
 	sdr_bitmap_set_range(r.map, n, 8, 7);
-	CHECK(!sdr_bitmap_chunk_complete(r.map, n, ppc, 1));
+	CHECK(!sdr_bitmap_chunk_complete(r.map, len, pay, ch, 1));
 	sdr_bitmap_set(r.map, n, 15);
-	CHECK(sdr_bitmap_chunk_complete(r.map, n, ppc, 1));
-	CHECK(!sdr_bitmap_chunk_complete(r.map, n, ppc, 0));
-	CHECK(!sdr_bitmap_chunk_complete(r.map, n, ppc, U32_MAX));
+	CHECK(sdr_bitmap_chunk_complete(r.map, len, pay, ch, 1));
+	CHECK(!sdr_bitmap_chunk_complete(r.map, len, pay, ch, 0));
+	CHECK(!sdr_bitmap_chunk_complete(r.map, len, pay, ch, U32_MAX));
 	ref_free(&r);
+}
+
+/*
+ * Chunks that are no multiple of the payload (the SDK's 64 KiB chunks of
+ * 4032-byte packets), and chunks smaller than a packet: each span against
+ * a byte-by-byte count, and a chunk complete exactly when every byte of
+ * it arrived, packets landing in a random order.
+ */
+static u64 end_of(u32 i, u32 unit, u32 len)	/* end of piece i, clipped */
+{
+	u64 e = (u64)(i + 1) * unit;
+
+	return e < len ? e : len;
+}
+
+static void test_bitmap_chunk_bytes(void)
+{
+	static const u32 geo[][3] = {	/* pay, chunk, msg_len */
+		{ 4032, 65536, 1U << 20 }, { 4032, 65536, 200000 },
+		{ 4032, 4096, 50001 }, { 4032, 1024, 20000 }, { 192, 64, 1000 },
+		{ 1000, 4000, 12000 }, { 4032, 4032 * 16, 4032 * 40 + 7 },
+	};
+	u32 g, c, p, first, n, i;
+	u64 b;
+
+	for (g = 0; g < sizeof(geo) / sizeof(geo[0]); g++) {
+		u32 pay = geo[g][0], ch = geo[g][1], len = geo[g][2];
+		u32 np = sdr_msg_npkts(len, pay), nc = sdr_msg_nchunks(len, ch);
+		u32 *order = calloc(np, sizeof(*order));
+		struct ref r;
+		bool ok = true;
+
+		for (c = 0; c < nc; c++) {
+			n = sdr_chunk_span(len, pay, ch, c, &first);
+			ok &= first == c * ch / pay &&
+			      first + n - 1 ==
+			      (end_of(c, ch, len) - 1) / pay;
+		}
+		CHECK(ok);
+		CHECK_EQ(sdr_chunk_span(len, pay, ch, nc, &first), 0);
+		for (p = 0, ok = true; p < np; p++) {
+			n = sdr_pkt_span(len, pay, ch, p, &first);
+			ok &= first == p * pay / ch &&
+			      first + n - 1 ==
+			      (end_of(p, pay, len) - 1) / ch;
+		}
+		CHECK(ok);
+		CHECK_EQ(sdr_pkt_span(len, pay, ch, np, &first), 0);
+
+		for (p = 0; p < np; p++)
+			order[p] = p;
+		for (p = np - 1; p > 0; p--) {
+			u32 j = (u32)rand() % (p + 1), t = order[p];
+
+			order[p] = order[j];
+			order[j] = t;
+		}
+		ref_init(&r, np);
+		for (i = 0, ok = true; i < np; i++) {
+			sdr_bitmap_set(r.map, np, order[i]);
+			for (c = 0; c < nc; c++) {
+				bool all = true;
+
+				/* every packet holding a byte of the chunk */
+				for (b = c * ch; b < end_of(c, ch, len);
+				     b = (b / pay + 1) * pay)
+					all &= sdr_bitmap_test(r.map, np, b / pay);
+				ok &= all == sdr_bitmap_chunk_complete(r.map, len,
+								       pay, ch, c);
+			}
+		}
+		CHECK(ok);
+		ref_free(&r);
+		free(order);
+	}
 }
 
 /* random ops against the byte-per-bit model, many sizes around words */
@@ -260,6 +338,7 @@ void test_bitmap(void)
 	TAP_RUN(test_bitmap_sizes);
 	TAP_RUN(test_bitmap_basic);
 	TAP_RUN(test_bitmap_chunks);
+	TAP_RUN(test_bitmap_chunk_bytes);
 	TAP_RUN(test_bitmap_random);
 	TAP_RUN(test_bitmap_slices);
 	TAP_RUN(test_bitmap_apply_clip);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fixed numbers of the /dev/sdr contract (uapi/sdr.h): each
+ * The fixed numbers of the /dev/sdr contract (uapi/sdr_uapi.h): each
  * SDR_*_SIZE_V1 is the size version 1 of its struct was published with,
  * which is where version 1's last field ends, however the struct grows;
  * SDR_IOC_QUERY's layout; and one name per defined policy.  The kernel
@@ -11,7 +11,7 @@
 
 #include "tap.h"
 #include "tests.h"
-#include "../../uapi/sdr.h"
+#include "../../uapi/sdr_uapi.h"
 
 #define offsetofend(type, member) \
 	(offsetof(type, member) + sizeof(((type *)0)->member))

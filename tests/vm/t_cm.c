@@ -97,7 +97,7 @@ static void *server(void *arg)
 		return NULL;
 	/* the sender retries what came before these (RNR) */
 	for (i = 0; i < NMSG; i++)
-		if (sdr_recv_post(s->flow, i, &h[i]))
+		if (sdr_flow_recv_post(s->flow, i, &h[i]))
 			return NULL;
 	end = now_us() + CM_TIMEOUT_MS * 1000LL;
 	while (s->recv_ok < NMSG && now_us() < end) {
@@ -142,7 +142,7 @@ static int client_send(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	for (i = 0; i < NMSG; i++) {
 		random_fill(buf, MSG, 77 + i);
 		hash[i] = hash64(buf, MSG);
-		if (sdr_send_post_ptr(flow, buf, MSG, i, i, NULL)) {
+		if (sdr_flow_send_post_ptr(flow, buf, MSG, i, i, NULL)) {
 			free(buf);
 			return -EIO;
 		}

@@ -211,9 +211,9 @@ static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 	}
 	switch (m->mode) {
 	case M_REGION:
-		return sdr_send_post(self->fs, off, len, i, i, &seq);
+		return sdr_flow_send_post(self->fs, off, len, i, i, &seq);
 	case M_PTR:
-		ret = sdr_send_post_ptr(self->fs, self->scratch, len, i, i, &seq);
+		ret = sdr_flow_send_post_ptr(self->fs, self->scratch, len, i, i, &seq);
 		if (!ret) /* copied: scribbling on it now must not matter */
 			memset(self->scratch, 0xee, len);
 		return ret;
@@ -226,8 +226,8 @@ static int post_msg(struct pair_fixture *self, struct msg *m, uint32_t i,
 	if (!a || a == len)	/* too short to split: one START + END */
 		a = len > p ? p : 0;
 	if (!a)
-		return ptr ? sdr_send_post_ptr(self->fs, src, len, i, i, &seq) :
-			     sdr_send_post(self->fs, off, len, i, i, &seq);
+		return ptr ? sdr_flow_send_post_ptr(self->fs, src, len, i, i, &seq) :
+			     sdr_flow_send_post(self->fs, off, len, i, i, &seq);
 	ret = sdr_send_stream_start(self->fs, len, base, a, ptr, i, i, &seq);
 	if (ret)
 		return ret;
@@ -265,7 +265,7 @@ static int verify_landed(struct pair_fixture *self, struct sdr_recv *h,
 	uint64_t bits[16], off, n;
 	int bad = 0;
 
-	if (!want || sdr_recv_bitmap_get(h, NULL, &nch)) {
+	if (!want || sdr_recv_bitmap(h, NULL, &nch)) {
 		free(want);
 		return -1;
 	}
@@ -322,7 +322,7 @@ static int verify_recv(struct pair_fixture *self, struct sdr_recv *h,
 		sdr_flow_info(self->fr, &rfi);
 		sdr_flow_info(self->fs, &sfi);
 		/* Name the missing packets (the first few). */
-		sdr_recv_bitmap_get(h, NULL, &nch);
+		sdr_recv_bitmap(h, NULL, &nch);
 		for (k = 0; k < nch; k++) {
 			if (sdr_recv_chunk_done(h, k) == 1 ||
 			    sdr_recv_chunk_expand(h, k, bits, 16, &np))
@@ -350,11 +350,11 @@ static int verify_recv(struct pair_fixture *self, struct sdr_recv *h,
 		TH_LOG("msg %u: slot state not DONE/OK after its completion", i);
 		bad = 1;
 	}
-	if (sdr_recv_imm_get(h, &imm, &len) || imm != i || len != m->len) {
+	if (sdr_recv_imm(h, &imm, &len) || imm != i || len != m->len) {
 		TH_LOG("msg %u: imm_get %u/%u", i, imm, len);
 		bad = 1;
 	}
-	if (sdr_recv_bitmap_get(h, &bm, &chunks) ||
+	if (sdr_recv_bitmap(h, &bm, &chunks) ||
 	    chunks != (m->len + self->ps.chunk_size - 1) / self->ps.chunk_size) {
 		TH_LOG("msg %u: %u chunks", i, chunks);
 		return -1;
@@ -412,7 +412,7 @@ static void transfer(struct pair_fixture *self, uint32_t n,
 		int k, got, progress = 0;
 
 		while (posted_r < n && posted_r - done < self->nmsgs) {
-			int ret = sdr_recv_post(self->fr, posted_r, &rh[posted_r]);
+			int ret = sdr_flow_recv_post(self->fr, posted_r, &rh[posted_r]);
 
 			if (ret == -EAGAIN)
 				break;
@@ -435,7 +435,7 @@ static void transfer(struct pair_fixture *self, uint32_t n,
 			sent++;
 			progress = 1;
 		}
-		got = sdr_send_poll(self->fs, c, 16);
+		got = sdr_flow_send_poll(self->fs, c, 16);
 		ASSERT_GE(got, 0);
 		for (k = 0; k < got; k++) {
 			EXPECT_EQ(c[k].type, SDR_CQE_SEND);
@@ -457,7 +457,7 @@ static void transfer(struct pair_fixture *self, uint32_t n,
 			ASSERT_FALSE(msgs[i].done);
 			if (verify_recv(self, rh[i], &c[k], &msgs[i], i))
 				th_failed = 1;
-			ASSERT_EQ(sdr_recv_complete(rh[i]), 0);
+			ASSERT_EQ(sdr_recv_release(rh[i]), 0);
 			msgs[i].done = 1;
 			done++;
 			progress = 1;
@@ -703,7 +703,7 @@ TEST_T(none_send_waits_for_its_receive, 120)
 
 		random_fill(p, len - i, SEED + i);
 		want[i] = hash64(p, len - i);
-		ASSERT_EQ(sdr_send_post(fs, (uint64_t)i * ps.slot_stride,
+		ASSERT_EQ(sdr_flow_send_post(fs, (uint64_t)i * ps.slot_stride,
 					len - i, i, i, &seq), 0);
 	}
 	/* nothing posted yet: the sends wait and probe (the connect's, then
@@ -711,13 +711,13 @@ TEST_T(none_send_waits_for_its_receive, 120)
 	EXPECT_TRUE(WAIT_UNTIL(flow_counter(fs, dev0(), "probes_tx") >= 2 &&
 			       flow_counter(fs, dev0(), "probes_tx") != ~0ULL,
 			       WAIT_HANG_MS));
-	EXPECT_EQ(sdr_send_poll(fs, c, 8), 0);
+	EXPECT_EQ(sdr_flow_send_poll(fs, c, 8), 0);
 	EXPECT_EQ(flow_counter(fs, dev0(), "credit_waits"), 1);
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(sdr_recv_post(fr, 100 + i, &h[i]), 0);
+		ASSERT_EQ(sdr_flow_recv_post(fr, 100 + i, &h[i]), 0);
 	t0 = now_us();
 	while ((recvd < 4 || sends < 4) && now_us() - t0 < 60000000) {
-		n = sdr_send_poll(fs, c, 8);
+		n = sdr_flow_send_poll(fs, c, 8);
 		ASSERT_GE(n, 0);
 		for (k = 0; k < n; k++) {
 			EXPECT_EQ(c[k].status, SDR_STATUS_OK);
@@ -732,7 +732,7 @@ TEST_T(none_send_waits_for_its_receive, 120)
 			EXPECT_EQ(c[k].len, len - i);
 			EXPECT_EQ(c[k].imm, i);
 			EXPECT_EQ(hash64(sdr_recv_data(h[i]), len - i), want[i]);
-			EXPECT_EQ(sdr_recv_complete(h[i]), 0);
+			EXPECT_EQ(sdr_recv_release(h[i]), 0);
 			recvd++;
 		}
 		if (!n)
@@ -821,18 +821,18 @@ TEST(ec_extreme_geometry)
 	if (got)
 		TH_LOG("flow_pair: %s", strerror(errno));
 	ASSERT_EQ(got, 0);
-	EXPECT_EQ(sdr_send_post(fs, 0, 128 << 20, 0, 1, &seq), -ENOMEM);
+	EXPECT_EQ(sdr_flow_send_post(fs, 0, 128 << 20, 0, 1, &seq), -ENOMEM);
 
 	random_fill(sdr_send_slot(fs, 0), len, SEED);
 	want = hash64(sdr_send_slot(fs, 0), len);
-	ASSERT_EQ(sdr_recv_post(fr, 7, &h), 0);
-	ASSERT_EQ(sdr_send_post(fs, 0, len, 0, 2, &seq), 0);
+	ASSERT_EQ(sdr_flow_recv_post(fr, 7, &h), 0);
+	ASSERT_EQ(sdr_flow_send_post(fs, 0, len, 0, 2, &seq), 0);
 	ASSERT_TRUE(WAIT_UNTIL(sdr_recv_poll(h, &st) != -EAGAIN, WAIT_HANG_MS));
 	ASSERT_EQ(sdr_recv_poll(h, &st), 0);
 	EXPECT_EQ(st, SDR_STATUS_OK);
 	EXPECT_EQ(hash64(sdr_recv_data(h), len), want);
 	/* The send's completion: read only once there is one. */
-	ASSERT_TRUE(WAIT_UNTIL((got = sdr_send_poll(fs, &c, 1)) != 0, WAIT_HANG_MS));
+	ASSERT_TRUE(WAIT_UNTIL((got = sdr_flow_send_poll(fs, &c, 1)) != 0, WAIT_HANG_MS));
 	ASSERT_EQ(got, 1);
 	EXPECT_EQ(c.type, SDR_CQE_SEND);
 	EXPECT_EQ(c.user_data, 2);

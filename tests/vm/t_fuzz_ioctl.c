@@ -8,7 +8,7 @@
  * clean kernel log over the run and an unloadable module afterwards.
  *
  * What must hold whatever the interleaving:
- *  - every ioctl returns 0 or an errno uapi/sdr.h lists for it (the common
+ *  - every ioctl returns 0 or an errno uapi/sdr_uapi.h lists for it (the common
  *    ones or its own); a call whose fd another thread closed or replaced
  *    meanwhile is not judged (EBADF, or another file's answer);
  *  - what the contract makes certain: a short size, a non-zero tail, an
@@ -621,7 +621,7 @@ static const char *const stat_name[NSTAT] = {
 	"FLOW_RAIL", "GROUP", "MR_REG", "MR_DEREG", "mmap", "unknown ioctl",
 };
 
-/* The errors of every ioctl (uapi/sdr.h, top comment). */
+/* The errors of every ioctl (uapi/sdr_uapi.h, top comment). */
 static const int common_errs[] = {
 	EFAULT, EINVAL, E2BIG, EOPNOTSUPP, ENOTTY, EBADFD, ENODEV, EIO, ENOENT,
 };
@@ -843,7 +843,7 @@ static struct call fz_ioctl(struct thr *t, int s, int nr, void *arg, int mut,
 		fz_fail(t, "%s %s%s (size %u, flags %#x) succeeded", io->name,
 			what, how, size, flags);
 	else if (c.ret && !errno_listed(nr, c.err))
-		fz_fail(t, "%s %s%s returned %s (%d), which uapi/sdr.h does not list for it",
+		fz_fail(t, "%s %s%s returned %s (%d), which uapi/sdr_uapi.h does not list for it",
 			io->name, what, how, ename(c.err), c.err);
 	else if (c.ret && exact_efault && c.err != EFAULT)
 		fz_fail(t, "%s with an unreadable argument%s returned %s, not EFAULT",
@@ -2823,7 +2823,7 @@ static void op_garbage(struct thr *t)
 		fz_fail(t, "ioctl %#lx (no sdr command) returned %s, not ENOTTY",
 			cmd, ename(err));
 	else if (known && ret && !errno_listed(nr, err))
-		fz_fail(t, "%s with garbage returned %s (%d), which uapi/sdr.h does not list for it",
+		fz_fail(t, "%s with garbage returned %s (%d), which uapi/sdr_uapi.h does not list for it",
 			iocs[nr].name, ename(err), err);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_ioctl: the /dev/sdr contract of uapi/sdr.h, failure by failure, with
+ * t_ioctl: the /dev/sdr contract of uapi/sdr_uapi.h, failure by failure, with
  * raw ioctls and mmaps only (no libsdr), iommufd-selftest style: every
  * command gets size-1, size+1 with garbage, size+1 with zero, an unknown
  * flag and a non-zero __reserved; then each command's own errors.

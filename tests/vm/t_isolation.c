@@ -186,17 +186,17 @@ static void stream_forever(int ready_fd)
 		struct sdr_recv *h;
 		int k, got;
 
-		while (posted - done < 8 && !sdr_recv_post(fr, posted, &h))
+		while (posted - done < 8 && !sdr_flow_recv_post(fr, posted, &h))
 			posted++;
 		while (n < posted && inflight < 8 &&
-		       !sdr_send_post(fs, (uint64_t)(n % 8) * MSG, MSG, n, n, NULL)) {
+		       !sdr_flow_send_post(fs, (uint64_t)(n % 8) * MSG, MSG, n, n, NULL)) {
 			n++;
 			inflight++;
 		}
-		inflight -= (uint32_t)sdr_send_poll(fs, c, 16);
+		inflight -= (uint32_t)sdr_flow_send_poll(fs, c, 16);
 		got = sdr_poll_cq(cr, c, 16);
 		for (k = 0; k < got; k++) {
-			sdr_recv_complete(c[k].recv);
+			sdr_recv_release(c[k].recv);
 			done++;
 		}
 		if (done >= 4 && !told) {
@@ -267,9 +267,9 @@ TEST(works_after_kill)
 		SKIP("/dev/sdr missing");
 	ASSERT_EQ(none_idle_max(), 0);
 	ASSERT_EQ(flow_pair(&fa, &cs, &cr, &fs, &fr), 0);
-	ASSERT_EQ(sdr_recv_post(fr, 0, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(fr, 0, &h), 0);
 	pattern_fill(sdr_send_slot(fs, 0), 77, 0, MSG);
-	ASSERT_EQ(sdr_send_post(fs, 0, MSG, 77, 0, NULL), 0);
+	ASSERT_EQ(sdr_flow_send_post(fs, 0, MSG, 77, 0, NULL), 0);
 	end = now_us() + WAIT_HANG_MS * 1000LL;
 	while (!got && now_us() < end) {
 		got = sdr_poll_cq(cr, &c, 1);
@@ -282,7 +282,7 @@ TEST(works_after_kill)
 	EXPECT_EQ(c.imm, 77);
 	EXPECT_EQ(c.len, MSG);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 77, 0, MSG), -1);
-	EXPECT_EQ(sdr_recv_complete(h), 0);
+	EXPECT_EQ(sdr_recv_release(h), 0);
 	EXPECT_EQ(sdr_close(cs), 0);
 	EXPECT_EQ(sdr_close(cr), 0);
 }

@@ -3,7 +3,7 @@
  * t_libsdr: the library's own promises - the error convention (negative
  * errno / NULL + errno), opening by name, GID or IPv4 address, the
  * "retry" answers before a message starts, stale handles, waiting,
- * completion routing between sdr_send_poll and sdr_poll_cq, flushes on
+ * completion routing between sdr_flow_send_poll and sdr_poll_cq, flushes on
  * destroy, the TCP blob exchange, groups, sdr_query and the policy
  * names.
  */
@@ -137,17 +137,17 @@ TEST_F(lib, before_start_retry_and_stale_handles)
 	int64_t end;
 	int got = 0;
 
-	ASSERT_EQ(sdr_recv_post(self->fr, 99, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 99, &h), 0);
 	EXPECT_EQ(sdr_recv_user_data(h), 99);
 	EXPECT_LT(sdr_recv_slot(h), 4);
-	EXPECT_EQ(sdr_recv_imm_get(h, &imm, &len), -EAGAIN);
-	EXPECT_EQ(sdr_recv_bitmap_get(h, &bm, &chunks), -EAGAIN);
+	EXPECT_EQ(sdr_recv_imm(h, &imm, &len), -EAGAIN);
+	EXPECT_EQ(sdr_recv_bitmap(h, &bm, &chunks), -EAGAIN);
 	EXPECT_EQ(sdr_recv_chunk_done(h, 0), -EAGAIN);
 	EXPECT_EQ(sdr_recv_poll(h, &status), -EAGAIN);
 	EXPECT_EQ(sdr_recv_state(h)->state, SDR_RECV_POSTED);
 
 	pattern_fill(sdr_send_slot(self->fs, 1), 5, 0, MSG);
-	ASSERT_EQ(sdr_send_post(self->fs, self->p.slot_stride, MSG, 0xabcd, 7, NULL), 0);
+	ASSERT_EQ(sdr_flow_send_post(self->fs, self->p.slot_stride, MSG, 0xabcd, 7, NULL), 0);
 	end = now_us() + WAIT_HANG_MS * 1000LL;
 	while (!got && now_us() < end) {
 		got = sdr_poll_cq(self->cr, &c, 1);
@@ -162,10 +162,10 @@ TEST_F(lib, before_start_retry_and_stale_handles)
 	EXPECT_EQ(c.user_data, 99);
 	EXPECT_EQ(c.imm, 0xabcd);
 	EXPECT_EQ(c.len, MSG);
-	ASSERT_EQ(sdr_recv_imm_get(h, &imm, &len), 0);
+	ASSERT_EQ(sdr_recv_imm(h, &imm, &len), 0);
 	EXPECT_EQ(imm, 0xabcd);
 	EXPECT_EQ(len, MSG);
-	ASSERT_EQ(sdr_recv_bitmap_get(h, &bm, &chunks), 0);
+	ASSERT_EQ(sdr_recv_bitmap(h, &bm, &chunks), 0);
 	EXPECT_EQ(chunks, (MSG + self->p.chunk_size - 1) / self->p.chunk_size);
 	EXPECT_EQ(sdr_recv_chunk_done(h, chunks - 1), 1);
 	EXPECT_EQ(sdr_recv_chunk_done(h, chunks), -EINVAL);
@@ -181,14 +181,14 @@ TEST_F(lib, before_start_retry_and_stale_handles)
 	EXPECT_EQ(sdr_recv_poll(h, &status), 0);
 	EXPECT_EQ(status, SDR_STATUS_OK);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 5, 0, MSG), -1);
-	EXPECT_EQ(sdr_recv_complete(h), 0);
+	EXPECT_EQ(sdr_recv_release(h), 0);
 	/* The handle is dead now. */
-	EXPECT_EQ(sdr_recv_complete(h), -ESTALE);
-	EXPECT_EQ(sdr_recv_imm_get(h, &imm, &len), -ESTALE);
+	EXPECT_EQ(sdr_recv_release(h), -ESTALE);
+	EXPECT_EQ(sdr_recv_imm(h, &imm, &len), -ESTALE);
 	EXPECT_EQ(sdr_recv_poll(h, &status), -ESTALE);
 }
 
-/* sdr_send_poll takes only its flow's sends; sdr_poll_cq gets the rest once. */
+/* sdr_flow_send_poll takes only its flow's sends; sdr_poll_cq gets the rest once. */
 TEST_F(lib, completion_routing)
 {
 	struct sdr_flow_attr fa = { .policy = SDR_POLICY_NONE,
@@ -208,10 +208,10 @@ TEST_F(lib, completion_routing)
 	ASSERT_EQ(sdr_flow_peer_info(g2, &e2), 0);
 	ASSERT_EQ(sdr_flow_connect_peer(f2, &e2), 0);
 	ASSERT_EQ(sdr_flow_connect_peer(g2, &e1), 0);
-	ASSERT_EQ(sdr_recv_post(self->fr, 1, &h), 0);
-	ASSERT_EQ(sdr_recv_post(g2, 2, &h), 0);
-	ASSERT_EQ(sdr_send_post_ptr(self->fs, "one", 3, 1, 11, NULL), 0);
-	ASSERT_EQ(sdr_send_post_ptr(f2, "two", 3, 2, 22, NULL), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(g2, 2, &h), 0);
+	ASSERT_EQ(sdr_flow_send_post_ptr(self->fs, "one", 3, 1, 11, NULL), 0);
+	ASSERT_EQ(sdr_flow_send_post_ptr(f2, "two", 3, 2, 22, NULL), 0);
 	/*
 	 * Wait until both sends completed (flow 2's is on the ring once its
 	 * flow has no send in flight), polling only flow 1's: that poll
@@ -221,7 +221,7 @@ TEST_F(lib, completion_routing)
 			       WAIT_HANG_MS));
 	end = now_us() + WAIT_HANG_MS * 1000LL;
 	while (n1 < 1 && now_us() < end) {
-		got = sdr_send_poll(self->fs, c, 8);
+		got = sdr_flow_send_poll(self->fs, c, 8);
 		ASSERT_GE(got, 0);
 		for (k = 0; k < got; k++) {
 			EXPECT_TRUE(c[k].flow == self->fs);
@@ -234,7 +234,7 @@ TEST_F(lib, completion_routing)
 			usleep(10000);
 	}
 	EXPECT_EQ(n1, 1);
-	EXPECT_EQ(sdr_send_poll(self->fs, c, 8), 0);
+	EXPECT_EQ(sdr_flow_send_poll(self->fs, c, 8), 0);
 	/* Flow 2's send completion is still there for sdr_poll_cq, once. */
 	end = now_us() + WAIT_HANG_MS * 1000LL;
 	while (n2 < 1 && now_us() < end) {
@@ -252,7 +252,7 @@ TEST_F(lib, completion_routing)
 	}
 	EXPECT_EQ(n2, 1);
 	EXPECT_EQ(sdr_poll_cq(self->cs, c, 8), 0);
-	EXPECT_EQ(sdr_send_poll(self->fs, c, 8), 0);
+	EXPECT_EQ(sdr_flow_send_poll(self->fs, c, 8), 0);
 }
 
 TEST_F(lib, destroy_flushes_to_the_ring)
@@ -263,8 +263,8 @@ TEST_F(lib, destroy_flushes_to_the_ring)
 	int64_t end;
 	int n = 0, k, got;
 
-	ASSERT_EQ(sdr_recv_post(self->fr, 41, &h), 0);
-	ASSERT_EQ(sdr_recv_post(self->fr, 42, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 41, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 42, &h), 0);
 	{
 		struct sdr_flow_props rp;
 
@@ -404,8 +404,8 @@ static int rails_xfer(struct sdr_ctx *cs, struct sdr_ctx *cr,
 
 			random_fill(buf, MSG, seed + i + k);
 			want[k] = hash64(buf, MSG);
-			if (sdr_recv_post(fr, k, &h) ||
-			    sdr_send_post(fs, (uint64_t)k * p.slot_stride, MSG,
+			if (sdr_flow_recv_post(fr, k, &h) ||
+			    sdr_flow_send_post(fs, (uint64_t)k * p.slot_stride, MSG,
 					  k, k, NULL))
 				return -1;
 		}
@@ -420,7 +420,7 @@ static int rails_xfer(struct sdr_ctx *cs, struct sdr_ctx *cr,
 				    hash64(sdr_recv_data(c[k].recv), MSG) ==
 				    want[c[k].imm])
 					good++;
-				sdr_recv_complete(c[k].recv);
+				sdr_recv_release(c[k].recv);
 			}
 			got = sdr_poll_cq(cs, c, 8);
 			for (k = 0; k < got; k++)
@@ -601,7 +601,7 @@ static int members_before(struct sdr_ctx *ctx, uint8_t type, uint32_t g)
 /*
  * Groups: a closed group completes once each member did, after them in
  * the ring, with their count and the worst status; sdr_group_wait keeps
- * what it passes over for sdr_poll_cq and sdr_send_poll.  Delivered bytes
+ * what it passes over for sdr_poll_cq and sdr_flow_send_poll.  Delivered bytes
  * are checked by hash.  An empty group completes at its close, an
  * abandoned receive counts FAILED, a flushed one FLUSHED.
  */
@@ -627,13 +627,13 @@ TEST(groups_complete_after_members)
 		ASSERT_EQ(sdr_group_open(cb, 200 + round, &gb), 0);
 		ASSERT_EQ(sdr_flow_set_group(fb, gb), 0);
 		for (i = 0; i < 4; i++)
-			ASSERT_EQ(sdr_recv_post(fb, round * 10 + i, &h[i]), 0);
+			ASSERT_EQ(sdr_flow_recv_post(fb, round * 10 + i, &h[i]), 0);
 		ASSERT_EQ(sdr_flow_set_group(fb, 0), 0);
 		ASSERT_EQ(sdr_group_close(cb, gb), 0);
 		ASSERT_EQ(sdr_flow_set_group(fa, ga), 0);
 		for (i = 0; i < 4; i++) {
 			random_fill(buf, len[i], round * 10 + i);
-			ASSERT_EQ(sdr_send_post_ptr(fa, buf, len[i], i,
+			ASSERT_EQ(sdr_flow_send_post_ptr(fa, buf, len[i], i,
 						    round * 10 + i, &seq), 0);
 		}
 		ASSERT_EQ(sdr_flow_set_group(fa, 0), 0);
@@ -659,7 +659,7 @@ TEST(groups_complete_after_members)
 			EXPECT_EQ(gc.slot, 4);
 			EXPECT_EQ(gc.status, SDR_STATUS_OK);
 			EXPECT_EQ(gc.user_data, 100 + round);
-			EXPECT_EQ(sdr_send_poll(fa, c, 16), 4);
+			EXPECT_EQ(sdr_flow_send_poll(fa, c, 16), 4);
 		} else {
 			/* one ring order: the members, then the group */
 			EXPECT_EQ(members_before(cb, SDR_CQE_RECV, gb), 4);
@@ -673,7 +673,7 @@ TEST(groups_complete_after_members)
 			random_fill(buf, len[i], round * 10 + i);
 			EXPECT_EQ(hash64(sdr_recv_data(h[i]), len[i]),
 				  hash64(buf, len[i]));
-			EXPECT_EQ(sdr_recv_complete(h[i]), 0);
+			EXPECT_EQ(sdr_recv_release(h[i]), 0);
 		}
 	}
 
@@ -689,14 +689,14 @@ TEST(groups_complete_after_members)
 	/* a receive given back before it completed counts FAILED */
 	ASSERT_EQ(sdr_group_open(cb, 8, &gb), 0);
 	ASSERT_EQ(sdr_flow_set_group(fb, gb), 0);
-	ASSERT_EQ(sdr_recv_post(fb, 1, &h[0]), 0);
-	ASSERT_EQ(sdr_recv_post(fb, 2, &h[1]), 0);
+	ASSERT_EQ(sdr_flow_recv_post(fb, 1, &h[0]), 0);
+	ASSERT_EQ(sdr_flow_recv_post(fb, 2, &h[1]), 0);
 	ASSERT_EQ(sdr_flow_set_group(fb, 0), 0);
-	ASSERT_EQ(sdr_recv_complete(h[0]), 0);
+	ASSERT_EQ(sdr_recv_release(h[0]), 0);
 	ASSERT_EQ(sdr_group_close(cb, gb), 0);
 	/* a flow naming a group that is not open: its posts fail */
 	ASSERT_EQ(sdr_flow_set_group(fa, 0xfffffff0), 0);
-	EXPECT_EQ(sdr_send_post_ptr(fa, buf, 10, 0, 0, NULL), -ENOENT);
+	EXPECT_EQ(sdr_flow_send_post_ptr(fa, buf, 10, 0, 0, NULL), -ENOENT);
 	EXPECT_EQ(sdr_group_poll(cb, gb, &gc), 0);	/* h[1] is pending */
 	/* ... and one its flow's destroy flushes, FLUSHED */
 	ASSERT_EQ(sdr_flow_destroy(fb), 0);
@@ -797,7 +797,7 @@ TEST(rails_errors)
 	EXPECT_EQ(sdr_flow_rail_add(fs, dev1(), 0, &r1), -EISCONN);
 	EXPECT_EQ(sdr_flow_rail_connect(fs, 1, &r2), -EISCONN);
 	/* and it runs */
-	EXPECT_EQ(sdr_send_post_ptr(fs, "rail", 4, 1, 1, NULL), 0);
+	EXPECT_EQ(sdr_flow_send_post_ptr(fs, "rail", 4, 1, 1, NULL), 0);
 	sdr_close(cs);
 	sdr_close(cr);
 }

@@ -47,10 +47,10 @@ static void check_message(struct sdr_recv *h, const struct sdr_flow_props *fp,
 	uint64_t pkts_seen = 0, chunks_seen = 0, bits[16];
 	uint32_t imm, len;
 
-	ASSERT_EQ(sdr_recv_imm_get(h, &imm, &len), 0);
+	ASSERT_EQ(sdr_recv_imm(h, &imm, &len), 0);
 	ASSERT_EQ(imm, msg);
 	ASSERT_EQ(len, MSG);
-	ASSERT_EQ(sdr_recv_bitmap_get(h, NULL, &chunks), 0);
+	ASSERT_EQ(sdr_recv_bitmap(h, NULL, &chunks), 0);
 	ASSERT_EQ(chunks, (MSG + fp->chunk_size - 1) / fp->chunk_size);
 	ASSERT_EQ(st->packets, (MSG + fp->payload - 1) / fp->payload);
 	ASSERT_LE(per, 1024);
@@ -125,7 +125,7 @@ TEST_T(none_under_loss, 900)
 		int k, got, progress = 0;
 
 		while (posted < NMSGS && posted - rdone < NMSGS_FLIGHT &&
-		       sdr_recv_post(fr, posted, &rh[posted]) == 0) {
+		       sdr_flow_recv_post(fr, posted, &rh[posted]) == 0) {
 			posted++;
 			progress = 1;
 		}
@@ -134,7 +134,7 @@ TEST_T(none_under_loss, 900)
 			int ret;
 
 			pattern_fill(sdr_send_slot(fs, slot), sent, 0, MSG);
-			ret = sdr_send_post(fs, (uint64_t)slot * fp.slot_stride, MSG,
+			ret = sdr_flow_send_post(fs, (uint64_t)slot * fp.slot_stride, MSG,
 					    sent, sent, NULL);
 			if (ret == -EAGAIN)
 				break;
@@ -143,7 +143,7 @@ TEST_T(none_under_loss, 900)
 			sent++;
 			progress = 1;
 		}
-		got = sdr_send_poll(fs, c, 16);
+		got = sdr_flow_send_poll(fs, c, 16);
 		ASSERT_GE(got, 0);
 		for (k = 0; k < got; k++) {
 			/* Sends complete in order under NONE: slots recycle FIFO. */
@@ -169,7 +169,7 @@ TEST_T(none_under_loss, 900)
 				t.failed++;
 			if (c[k].status <= SDR_STATUS_PARTIAL)
 				check_message(rh[i], &fp, i, &t);
-			ASSERT_EQ(sdr_recv_complete(rh[i]), 0);
+			ASSERT_EQ(sdr_recv_release(rh[i]), 0);
 			rh[i] = NULL;
 			rdone++;
 			progress = 1;
@@ -185,7 +185,7 @@ TEST_T(none_under_loss, 900)
 					continue;
 				t.lost++;
 				t.packets += (MSG + fp.payload - 1) / fp.payload;
-				EXPECT_EQ(sdr_recv_complete(rh[i]), 0);
+				EXPECT_EQ(sdr_recv_release(rh[i]), 0);
 				rh[i] = NULL;
 				rdone++;
 			}

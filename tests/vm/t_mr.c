@@ -168,7 +168,7 @@ static int send_ptr_wait(struct mr_fixture *self, uint32_t msg, uint32_t len,
 	if (!src)
 		return -1;
 	pattern_fill(src, msg, 0, len);
-	if (!sdr_send_post_ptr(self->fs, src, len, msg, 0, &seq) &&
+	if (!sdr_flow_send_post_ptr(self->fs, src, len, msg, 0, &seq) &&
 	    !wait_cqe(self->cs, SDR_CQE_SEND, seq, &c) && c.status == want_status)
 		ret = 0;
 	free(src);
@@ -276,7 +276,7 @@ static void __attribute__((noinline)) send_from_mr(struct mr_fixture *self)
 
 	/* streamed in three parts from the MR, into the receive region */
 	ASSERT_EQ(sdr_flow_props(self->fs, &p), 0);
-	ASSERT_EQ(sdr_recv_post(self->fr, 9, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 9, &h), 0);
 	memset(&s, 0, sizeof(s));
 	s.size = sizeof(s);
 	s.flags = SDR_SEND_MR | SDR_SEND_STREAM_START;
@@ -310,7 +310,7 @@ static void __attribute__((noinline)) send_from_mr(struct mr_fixture *self)
 	ASSERT_TRUE(WAIT_UNTIL(!sdr_recv_poll(h, &status), WAIT_HANG_MS));
 	EXPECT_EQ(status, SDR_STATUS_OK);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 7, 0, len), -1);
-	ASSERT_EQ(sdr_recv_complete(h), 0);
+	ASSERT_EQ(sdr_recv_release(h), 0);
 
 	EXPECT_ERRNO(mr_dereg(self->fds, ids), 0);
 	EXPECT_ERRNO(mr_dereg(self->fdr, idr), 0);

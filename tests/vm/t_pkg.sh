@@ -25,7 +25,7 @@
 
 debs=$TOP/build/deb
 version=$(cat "$TOP/VERSION")
-pkgs="sdr-dkms libsdr1 libsdr-dev sdr-tools"
+pkgs="sdr-dkms libsdr2 libsdr-dev sdr-tools"
 files=()
 for p in $pkgs; do
 	f=$(ls "$debs/${p}_${version}_"*.deb 2>/dev/null | head -n 1)
@@ -139,7 +139,7 @@ check "modules-load.d loads sdr; modprobe.d sets no option (examples only)" \
 	sh -c 'grep -qx sdr /usr/lib/modules-load.d/sdr.conf && [ -f /etc/modprobe.d/sdr.conf ] &&
 		! grep -q "^[^#]" /etc/modprobe.d/sdr.conf'
 
-# ---- libsdr-dev: a program built with pkg-config, linked to libsdr1 ----
+# ---- libsdr-dev: a program built with pkg-config, linked to libsdr2 ----
 dir=$(mktemp -d)
 cat >"$dir/p.c" <<'EOF'
 #include <stdio.h>
@@ -177,12 +177,12 @@ diag "pkg-config --cflags --libs libsdr: $(pkg-config --cflags --libs libsdr 2>&
 out=$("$dir/p" 2>&1)
 diag "the program: $out"
 abi=$(/usr/bin/sdrctl caps 2>/dev/null | sed -n 's/.*abi_version \([0-9]*\).*/\1/p')
-# the library it loads is libsdr1's file (/lib is /usr/lib's link here)
-lib=$(ldd "$dir/p" 2>/dev/null | awk '$1 == "libsdr.so.1" { print $3 }')
+# the library it loads is libsdr2's file (/lib is /usr/lib's link here)
+lib=$(ldd "$dir/p" 2>/dev/null | awk '$1 == "libsdr.so.2" { print $3 }')
 owner=$(dpkg -S "$(readlink -f "${lib:-/nonexistent}")" 2>/dev/null)
-diag "libsdr.so.1: $lib, $owner"
-check "it runs on libsdr1's libsdr.so.1: sdr_query's ABI $abi (sdrctl caps), rxe0 bound" \
-	sh -c "case '$owner' in libsdr1:*) ;; *) exit 1 ;; esac &&
+diag "libsdr.so.2: $lib, $owner"
+check "it runs on libsdr2's libsdr.so.2: sdr_query's ABI $abi (sdrctl caps), rxe0 bound" \
+	sh -c "case '$owner' in libsdr2:*) ;; *) exit 1 ;; esac &&
 		[ -n '$abi' ] && [ \"\$('$dir/p')\" = 'abi_version $abi ibdev rxe0 mtu $(cat /sys/class/sdr/rxe0/mtu 2>/dev/null)' ]"
 
 # ---- sdr-tools ----

@@ -38,7 +38,7 @@ check "dev -j -p: the same data, indented" \
 	py 'assert j == json.loads(sys.argv[2]) and "\n    " in sys.argv[2]' "$devs" "$("$ctl" -j -p dev)"
 
 # ---- caps: SDR_IOC_QUERY ----
-abi=$(sed -n 's/^#define SDR_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$TOP/uapi/sdr.h")
+abi=$(sed -n 's/^#define SDR_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$TOP/uapi/sdr_uapi.h")
 caps=$("$ctl" -j caps)
 diag "caps: $caps"
 paths=$(cat /sys/module/sdr/parameters/dev_paths)

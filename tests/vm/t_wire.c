@@ -354,7 +354,7 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("no_recv", nr + 1), nr + 1);
 
-	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
 
 	p = self->base;			/* offset off the packet grid */
 	p.offset = 100;
@@ -406,7 +406,7 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("stale", st + 1), st + 1);
 	EXPECT_EQ(pattern_check(data, 0, 0, 3 * pay), -1);
-	ASSERT_EQ(sdr_recv_complete(h), 0);
+	ASSERT_EQ(sdr_recv_release(h), 0);
 }
 
 /* A counter of the fixture's flow ("counters/NAME", "drops/NAME"). */
@@ -439,7 +439,7 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	struct sdr_pkt p, ec;
 
 	ASSERT_TRUE(sym);
-	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
 
 	p = self->base;			/* parity in a NONE message */
 	p.flags = SDR_PKT_F_PARITY;
@@ -498,7 +498,7 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(c.len, 3 * pay);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
-	EXPECT_EQ(sdr_recv_complete(h), 0);
+	EXPECT_EQ(sdr_recv_release(h), 0);
 	free(sym);
 }
 
@@ -521,7 +521,7 @@ TEST_F(wire, blind_forgeries_dropped)
 	uint32_t len;
 	int i;
 
-	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
 	p = self->base;
 	p.token ^= 1;
 	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
@@ -588,7 +588,7 @@ TEST_F(wire, wrong_qkey_never_delivered)
 	struct sdr_pkt marker = self->base;
 	long long nf = drops("no_flow");
 
-	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
 	/* random per device, never the constant of old, top bit clear */
 	EXPECT_NE(r->dst_qkey, QKEY);
 	EXPECT_EQ(r->dst_qkey & 0x80000000U, 0);
@@ -712,7 +712,7 @@ TEST_F(authwire, tags_and_replays)
 	EXPECT_EQ(fscanf(f, "%15s", word), 1);
 	fclose(f);
 	EXPECT_EQ(strcmp(word, "vmac64"), 0);
-	ASSERT_EQ(sdr_recv_post(self->flow, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
 
 	/* unsigned, as a flow without authentication would send it */
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
@@ -801,7 +801,7 @@ TEST(ec_geometry_bounded_at_connect)
 	EXPECT_EQ(sysfs_write(km, "64"), 0);
 	EXPECT_EQ(sysfs_write(mm, "32"), 0);
 	ASSERT_EQ(ret, 0);
-	ASSERT_EQ(sdr_recv_post(flow, 1, &h), 0);
+	ASSERT_EQ(sdr_flow_recv_post(flow, 1, &h), 0);
 	base.policy = SDR_WIRE_POLICY_EC;
 	base.msg_len = 8 * props.payload;
 	p = base;

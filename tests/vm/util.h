@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdr.h"
+#include "sdr_uapi.h"
 #include "libsdr.h"
 
 static inline const char *dev0(void)

@@ -272,7 +272,6 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 	c->ack_delay_ns = 10000;
 	c->reorder_ns = 10000;
 	c->nack_interval_ns = (uint64_t)(rtt * (1 + p->alpha_pct / 100.0));
-	c->pkts_per_chunk = p->chunk / p->pay ? p->chunk / p->pay : 1;
 	c->flags = p->nack ? 0 : SDR_SR_CFG_NO_NACK;
 	if (p->policy == SIM_ADAPTIVE)
 		c->flags |= SDR_SR_CFG_ADAPTIVE;

@@ -265,9 +265,16 @@ struct sdr_endpoint {
  *      ADAPTIVE and AUTO in this version; or SDR_POLICY_DEFAULT for the
  *      module parameter default_policy); mtu
  *      (0: the port's; else 256..4096, a power of two, at most the
- *      port's); chunk_size (bytes per bitmap bit: a multiple of payload,
- *      at most 1024 packets; 0: the module parameter chunk_pkts packets,
- *      16 unless changed); max_msg_size (1..1 GiB); max_msgs (1..1024);
+ *      port's); chunk_size (bytes per bitmap bit, 64 up to 1024
+ *      packets' payload; 0: the module parameter chunk_pkts packets, 16
+ *      unless changed: a chunk's bit is set once every byte of it landed,
+ *      so a chunk that is not a multiple of payload waits for the packets
+ *      it shares with its neighbours, since ABI 6); max_msg_size
+ *      (1..1 GiB); max_msgs (1..1024); flags: SDR_FLOW_CREATE_MR (since
+ *      ABI 6) makes a flow of registered memory only: no receive or send
+ *      region is allocated, charged or mapped (recv_size and send_size
+ *      are 0), its receives must name registered memory (SDR_RECV_MR) and
+ *      its sends registered memory or a user pointer;
  *      ec_k and ec_m (since struct version 2): the EC geometry of the
  *      flow's EC messages, data and parity packets per submessage
  *      (1..SDR_IOC_QUERY's ec_max_k and ec_max_m; 0: the module
@@ -287,7 +294,8 @@ struct sdr_endpoint {
  *      endpoint, ep_paths and ep_auth to give the peer, and the layout of
  *      the three mappings.
  * errors: EINVAL an attribute out of range (policy from SDR_POLICY_NR on,
- *      auth from SDR_AUTH_NR on) or chunk_size not a multiple of payload;
+ *      auth from SDR_AUTH_NR on, chunk_size below 64 or above 1024
+ *      packets), a flag not defined;
  *      EPERM auth SDR_AUTH_OFF while the module parameter auth_required
  *      is set and the caller lacks CAP_NET_ADMIN; EOPNOTSUPP a defined
  *      policy this kernel does not run; ENOENT the kernel has no
@@ -301,6 +309,8 @@ struct sdr_endpoint {
  *      parameters ctx_max_mb, user_max_mb); EMFILE the file or its user
  *      holds as many flows as allowed (ctx_max_flows, user_max_flows).
  */
+#define SDR_FLOW_CREATE_MR	(1U << 0)	/* no regions: registered memory */
+
 struct sdr_flow_create {
 	__u32 size;
 	__u32 flags;
@@ -464,7 +474,8 @@ struct sdr_flow_info {
  *      SDR_STATUS_TOOBIG).  Its bitmap and state stay in the state area.
  *      The registration cannot be removed while the receive holds it
  *      (until SDR_IOC_RECV_COMPLETE); without the flag, mr_id, mr_addr
- *      and mr_len must be 0.
+ *      and mr_len must be 0, and the flow must have a receive region
+ *      (not created SDR_FLOW_CREATE_MR: else EINVAL).
  * out: slot (index into the receive region and state area), seq (the
  *      message sequence number it will hold; the handle), gen.
  * errors: ENOTCONN flow not connected; EAGAIN all max_msgs slots are in
