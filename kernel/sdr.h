@@ -498,6 +498,7 @@ struct sdr_flow {
 	u32			payload;
 	u32			chunk_size;	/* bytes per chunk bit */
 	bool			mr_only;	/* SDR_FLOW_CREATE_MR: no regions */
+	u32			max_inflight;	/* packets; 0: the parameter's */
 	u32			max_msg_size;
 	u32			max_msgs;
 	bool			dead;		/* destroyed: ignore packets */

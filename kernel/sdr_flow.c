@@ -295,6 +295,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->payload = arg->payload;
 	flow->chunk_size = arg->chunk_size;
 	flow->mr_only = arg->flags & SDR_FLOW_CREATE_MR;
+	flow->max_inflight = arg->max_inflight;
 	flow->max_msg_size = arg->max_msg_size;
 	flow->max_msgs = arg->max_msgs;
 	flow->dead_ns = (u64)READ_ONCE(sdr_dead_ms) * NSEC_PER_MSEC;

@@ -484,6 +484,8 @@ void sdr_flow_engine_cfg(struct sdr_flow *flow, struct sdr_sr_cfg *c)
 	sdr_sr_cfg_default(c);
 	c->pay = flow->payload;
 	c->max_inflight = READ_ONCE(sdr_max_inflight);
+	if (flow->max_inflight && flow->max_inflight < c->max_inflight)
+		c->max_inflight = flow->max_inflight;
 	c->win_init = min(READ_ONCE(sdr_win_init), c->max_inflight);
 	c->pace_bps = (u64)flow->rate_mbit * 1000000;
 	c->loss_cut_pct = READ_ONCE(sdr_loss_cut_pct);

@@ -274,7 +274,11 @@ struct sdr_endpoint {
  *      ABI 6) makes a flow of registered memory only: no receive or send
  *      region is allocated, charged or mapped (recv_size and send_size
  *      are 0), its receives must name registered memory (SDR_RECV_MR) and
- *      its sends registered memory or a user pointer;
+ *      its sends registered memory or a user pointer; max_inflight (since
+ *      ABI 6, in the version 4 struct): the most packets SR, EC and
+ *      ADAPTIVE keep in flight, whatever window the path allows (0 or
+ *      above it: the module parameter max_inflight, read when a policy
+ *      starts; answered as set);
  *      ec_k and ec_m (since struct version 2): the EC geometry of the
  *      flow's EC messages, data and parity packets per submessage
  *      (1..SDR_IOC_QUERY's ec_max_k and ec_max_m; 0: the module
@@ -345,7 +349,7 @@ struct sdr_flow_create {
 	struct sdr_ep_paths ep_paths;	/* out */
 	/* version 4 */
 	__u32 auth;		/* in/out: SDR_AUTH_* */
-	__u32 __reserved4;
+	__u32 max_inflight;	/* in/out: packets in flight, at most (ABI 6) */
 	struct sdr_ep_auth ep_auth;	/* out */
 };
 #define SDR_FLOW_CREATE_SIZE_V1	176

@@ -94,7 +94,9 @@ struct sdr_flow_attr {
 	/* (since 2.0) SDR_FLOW_CREATE_MR: registered memory only, no
 	 * regions (sdr_send_buf() and sdr_recv_data() give NULL) */
 	uint32_t flags;
-	uint32_t reserved;	/* must be 0 */
+	/* (since 2.0) the most packets in flight, whatever the path allows;
+	 * 0: the module parameter max_inflight */
+	uint32_t max_inflight;
 };
 
 /* The flow's geometry, as the kernel chose it. */

@@ -92,10 +92,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	c.paths = attr->paths;
 	c.auth = attr->auth;
 	c.flags = attr->flags;
-	if (attr->reserved) {
-		errno = EINVAL;
-		return NULL;
-	}
+	c.max_inflight = attr->max_inflight;
 
 	f = calloc(1, sizeof(*f));
 	if (!f)

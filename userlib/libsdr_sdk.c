@@ -146,7 +146,7 @@ struct sdr_qp *sdrx_qp_create(struct sdr_context *ctx,
 	struct sdr_flow_attr fa = { 0 };
 	struct sdr_flow_props props;
 	struct sdr_qp *qp;
-	uint64_t inflight;
+	uint64_t inflight, pay;
 	uint32_t i;
 	int ret;
 
@@ -165,7 +165,8 @@ struct sdr_qp *sdrx_qp_create(struct sdr_context *ctx,
 		errno = ENOSPC;
 		return NULL;
 	}
-	fa.policy = SDR_POLICY_DEFAULT;
+	/* the SDK's programs wait for every bit: a reliable policy */
+	fa.policy = SDR_POLICY_SR;
 	fa.mtu = 64U << qp_attr->mtu;
 	fa.chunk_size = 1U << qp_attr->bitmap_chunk_size_log_bytes;
 	fa.max_msgs = 1U << qp_attr->max_log_num_msgs;
@@ -173,6 +174,10 @@ struct sdr_qp *sdrx_qp_create(struct sdr_context *ctx,
 	inflight = 1ULL << qp_attr->max_in_flight_log_bytes;
 	fa.max_msg_size = inflight > (1U << 30) ? 1U << 30 : (uint32_t)inflight;
 	fa.flags = SDR_FLOW_CREATE_MR;
+	/* max_in_flight_log_bytes bounds the window, in packets */
+	pay = fa.mtu > 64 ? fa.mtu - 64 : 1;
+	fa.max_inflight = inflight / pay >= UINT32_MAX ? 0 :
+			  (uint32_t)((inflight + pay - 1) / pay);
 	if (ext && (ext->flags & SDRX_QP_POLICY))
 		fa.policy = ext->policy;
 	if (ext && (ext->flags & SDRX_QP_EC)) {

@@ -9,9 +9,10 @@
  *
  * What an SDK QP is here: one sdr flow (libsdr.h) whose receives land in
  * registered memory and whose chunk bitmap the kernel keeps in memory
- * mapped into the process.  Reliability is the flow's policy: the module's
- * default_policy (SR unless the administrator changed it), or the one
- * sdrx_qp_create() names.  Documentation/library.rst, "The SDR SDK's API",
+ * mapped into the process.  Reliability is the flow's policy: SR (selective
+ * repeat, so every bit gets set however lossy the path), or the one
+ * sdrx_qp_create() names (NONE leaves holes as the SDK's own transport
+ * does; EC, ADAPTIVE, AUTO).  Documentation/library.rst, "The SDR SDK's API",
  * says what differs from the SDK's own implementation.
  *
  * Return codes: SDR_SUCCESS, SDR_ERROR (errno says why), SDR_RETRY (not
