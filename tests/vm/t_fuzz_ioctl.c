@@ -919,6 +919,8 @@ static void pick_attrs(struct thr *t, struct sdr_flow_create *c, uint32_t port_m
 		c->chunk_size = payload_of(mtu) * (1 + below(t, pct(t, 80) ? 16 : 1024));
 	else if (pct(t, 4))
 		c->chunk_size = pct(t, 50) ? payload_of(mtu) + 1 : (uint32_t)rnd(t);
+	if (pct(t, 10))
+		c->flags = pct(t, 90) ? SDR_FLOW_CREATE_MR : (uint32_t)rnd(t);
 	if (pct(t, 3)) {
 		switch (below(t, 6)) {
 		case 0: c->max_msg_size = 0; break;
@@ -1877,8 +1879,13 @@ static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 		bad = "flow_id";
 	else if (c->ep.magic != SDR_EP_MAGIC || c->ep.abi != SDR_ABI_VERSION)
 		bad = "endpoint magic/abi";
-	else if (!c->payload || c->payload >= c->mtu || c->chunk_size % c->payload)
+	else if (!c->payload || c->payload >= c->mtu || c->chunk_size < 64 ||
+		 c->chunk_size > 1024 * c->payload)
 		bad = "payload/chunk_size";
+	else if ((c->flags & SDR_FLOW_CREATE_MR) ?
+		 c->recv_size || c->send_size :
+		 !c->recv_size || !c->send_size)
+		bad = "regions";
 	else if (c->policy >= SDR_POLICY_NR)
 		bad = "policy";
 	else if (!c->ec_k || c->ec_k > 64 || !c->ec_m || c->ec_m > 32)
@@ -1893,8 +1900,9 @@ static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
 		 c->recv_offset == c->state_offset ||
 		 c->send_offset == c->state_offset || !c->recv_offset)
 		bad = "offsets";
-	else if (c->slot_stride < c->max_msg_size ||
-		 c->recv_size < (uint64_t)c->max_msgs * c->slot_stride ||
+	else if ((!(c->flags & SDR_FLOW_CREATE_MR) &&
+		  (c->slot_stride < c->max_msg_size ||
+		   c->recv_size < (uint64_t)c->max_msgs * c->slot_stride)) ||
 		 c->send_size != c->recv_size ||
 		 c->state_stride < sizeof(struct sdr_recv_state) ||
 		 c->state_size < (uint64_t)c->max_msgs * c->state_stride)

@@ -971,9 +971,10 @@ TEST_F(env, flow_create_errors_and_outputs)
 	BAD(max_msg_size, (1U << 30) + 1, EINVAL);
 	BAD(max_msgs, 0, EINVAL);
 	BAD(max_msgs, 1025, EINVAL);
-	BAD(chunk_size, payload + 1, EINVAL);
-	BAD(chunk_size, payload / 2, EINVAL);
-	BAD(chunk_size, 1025 * payload, EINVAL);
+	BAD(chunk_size, 63, EINVAL);
+	BAD(chunk_size, 1, EINVAL);
+	BAD(chunk_size, 1024 * payload + 1, EINVAL);
+	BAD(flags, 1U << 1, EOPNOTSUPP);
 	BAD(policy, 1000, EINVAL);
 	BAD(policy, SDR_POLICY_NR, EINVAL);
 	BAD(policy, SDR_POLICY_DEFAULT - 1, EINVAL);
@@ -992,6 +993,22 @@ TEST_F(env, flow_create_errors_and_outputs)
 	flow_create_arg(&c, SDR_POLICY_NONE, 1 << 20, NMSGS);
 	c.chunk_size = 1024 * payload;
 	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	/* chunks that are no multiple of the payload (since ABI 6) */
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS);
+	c.chunk_size = 64;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.chunk_size, 64);
+	flow_create_arg(&c, SDR_POLICY_NONE, MSG, NMSGS);
+	c.chunk_size = 65536;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.chunk_size, 65536);
+	/* registered memory only: no regions */
+	flow_create_arg(&c, SDR_POLICY_SR, MSG, NMSGS);
+	c.flags = SDR_FLOW_CREATE_MR;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(c.recv_size, 0);
+	EXPECT_EQ(c.send_size, 0);
+	EXPECT_NE(c.state_size, 0);
 
 	/*
 	 * Every defined policy runs, AUTO too; past them EINVAL.
