@@ -20,7 +20,7 @@ MAKEFLAGS += --no-print-directory
 .NOTPARALLEL:
 
 .PHONY: all deps have-deps module userlib tools tests clean check host-check \
-	vm-check fuzz-check demo sparse checkpatch debug-kernel debug-module \
+	vm-check fuzz-check sdk-check demo sparse checkpatch debug-kernel debug-module \
 	check-debug soak soak-debug kernel-module check-kernels install install-files dkms-src uninstall deb
 
 all: module userlib tools tests
@@ -55,6 +55,9 @@ host-check: deps
 
 fuzz-check: deps
 	$(MAKE) -C tests/fuzz check
+
+sdk-check: userlib
+	$(MAKE) -C tests/sdk check
 
 vm-check: deps all
 	$(TOP)/tests/run-vm-tests
@@ -200,6 +203,6 @@ deb: deps
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(MAKE) -C kernel/engine clean
-	@for d in userlib tools tools/sdr-sim tools/sdr-codec tools/sdr-rxcopy tests/host tests/fuzz tests/vm; do \
+	@for d in userlib tools tools/sdr-sim tools/sdr-codec tools/sdr-rxcopy tests/host tests/sdk tests/fuzz tests/vm; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d clean; fi; done
 	rm -rf build
