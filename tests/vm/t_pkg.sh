@@ -58,7 +58,7 @@ if ! mountpoint -q /dev/pts; then
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 fi
 
-plan 21
+plan 23
 # the test is the package's module (vm-no-preload: tests/vm/run loaded
 # none); one loaded by hand before goes
 unload() {
@@ -184,6 +184,20 @@ diag "libsdr.so.2: $lib, $owner"
 check "it runs on libsdr2's libsdr.so.2: sdr_query's ABI $abi (sdrctl caps), rxe0 bound" \
 	sh -c "case '$owner' in libsdr2:*) ;; *) exit 1 ;; esac &&
 		[ -n '$abi' ] && [ \"\$('$dir/p')\" = 'abi_version $abi ibdev rxe0 mtu $(cat /sys/class/sdr/rxe0/mtu 2>/dev/null)' ]"
+
+# ---- an SDR SDK program, unchanged: tools/sdk_bulk.c on <sdr.h> ----
+check "the SDK program tools/sdk_bulk.c builds against the installed sdr.h and sdr_mr.h" \
+	sh -c "cc -o '$dir/bulk' '$TOP/tools/sdk_bulk.c' \$(pkg-config --cflags --libs libsdr)"
+"$dir/bulk" -d "$SDR_DEV1" -p 18620 -n 8 -s 1048576 -w 4 >"$dir/bulk.srv" 2>&1 &
+bpid=$!
+wait_listen 18620
+"$dir/bulk" -d "$SDR_DEV0" -p 18620 -n 8 -s 1048576 -w 4 "$SDR_IP1" >"$dir/bulk.cli" 2>&1
+bcrc=$?
+wait "$bpid"
+bsrc=$?
+sed 's/^/# sdk_bulk: /' "$dir/bulk.cli" "$dir/bulk.srv"
+check "... and moves 8 checked messages on libsdr2 (both ends exit 0, 0 verify errors)" \
+	sh -c "[ $bcrc/$bsrc = 0/0 ] && grep -q ', 0 verify errors' '$dir/bulk.srv'"
 
 # ---- sdr-tools ----
 devs=$(/usr/bin/sdrctl dev 2>&1)
