@@ -316,7 +316,8 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 				      flow->max_msgs);
 
 	ret = -ENOMEM;
-	if (2 * region > (size_t)sdr_max_region_mb << 20)
+	/* the state area too: small chunks of a registered-memory flow */
+	if (2 * region + flow->state_size > (size_t)sdr_max_region_mb << 20)
 		goto err_put;
 	/* counted and charged before anything big is allocated */
 	ret = sdr_acct_flow_add(ctx->acct);

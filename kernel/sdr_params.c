@@ -66,7 +66,7 @@ SDR_PARAM(send_depth, 512, 16, 16384, 0444,
 SDR_PARAM(dev_paths, 4, 1, SDR_PATHS_MAX, 0444,
 	  "QPs (paths) per device a flow can spread its packets over, read at bind");
 SDR_PARAM(max_region_mb, 1024, 1, 65536, 0644,
-	  "Largest receive plus send region of one flow, MiB");
+	  "Largest receive plus send region and state area of one flow, MiB");
 SDR_PARAM(ctx_max_flows, 1024, 1, 32768, 0644,
 	  "Flows one open /dev/sdr may hold (more: EMFILE)");
 SDR_PARAM(ctx_max_mrs, 4096, 1, 1048576, 0644,

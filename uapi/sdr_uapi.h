@@ -306,8 +306,9 @@ struct sdr_endpoint {
  *      vmac64(aes) transform (module vmac); ENOSPC
  *      the completion ring cannot hold 2 * max_msgs more completions
  *      (bind with more cq_entries); ENOMEM the regions could not be
- *      allocated (max_msgs * max_msg_size is limited by the module
- *      parameter max_region_mb), or would pass the opener's
+ *      allocated (the regions, max_msgs * max_msg_size each, and the
+ *      state area, whose bitmaps grow as chunk_size shrinks, are limited
+ *      by the module parameter max_region_mb), or would pass the opener's
  *      RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK), its memory cgroup's
  *      limit, or the bytes an open file or a user may map (module
  *      parameters ctx_max_mb, user_max_mb); EMFILE the file or its user

@@ -1009,6 +1009,18 @@ TEST_F(env, flow_create_errors_and_outputs)
 	EXPECT_EQ(c.recv_size, 0);
 	EXPECT_EQ(c.send_size, 0);
 	EXPECT_NE(c.state_size, 0);
+	/* max_region_mb bounds the state area too: 64-byte chunks of 64 MiB
+	 * messages are 130 KiB of bitmaps a slot, 16.3 MiB for 128 slots */
+	ASSERT_EQ(set_param("max_region_mb", 16), 0);
+	flow_create_arg(&c, SDR_POLICY_SR, 64 << 20, 128);
+	c.flags = SDR_FLOW_CREATE_MR;
+	c.chunk_size = 64;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), ENOMEM);
+	flow_create_arg(&c, SDR_POLICY_SR, 64 << 20, 128);
+	c.flags = SDR_FLOW_CREATE_MR;
+	c.chunk_size = 65536;
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &c), 0);
+	EXPECT_EQ(set_param("max_region_mb", 1024), 0);
 
 	/*
 	 * Every defined policy runs, AUTO too; past them EINVAL.
