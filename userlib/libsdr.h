@@ -188,9 +188,10 @@ int sdr_flow_rail_connect(struct sdr_flow *flow, uint32_t rail,
 void *sdr_send_buf(struct sdr_flow *flow, size_t *len);
 void *sdr_send_slot(struct sdr_flow *flow, uint32_t i);
 int sdr_flow_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
-		  uint32_t imm, uint64_t user_data, uint32_t *seq);
-int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
-		      uint32_t imm, uint64_t user_data, uint32_t *seq);
+		       uint32_t imm, uint64_t user_data, uint32_t *seq);
+int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr,
+			   uint64_t len, uint32_t imm, uint64_t user_data,
+			   uint32_t *seq);
 
 /*
  * Streaming: announce msg_len bytes, hand over parts as they become ready.
@@ -223,7 +224,8 @@ struct sdr_completion {
 /* Up to max completions of the context; returns how many (>= 0). */
 int sdr_poll_cq(struct sdr_ctx *ctx, struct sdr_completion *out, int max);
 /* Up to max send completions of this flow only. */
-int sdr_flow_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max);
+int sdr_flow_send_poll(struct sdr_flow *flow, struct sdr_completion *out,
+		       int max);
 /* Sleep in poll(2) until a completion may be ready: 0 or -ETIMEDOUT. */
 int sdr_wait(struct sdr_ctx *ctx, int timeout_ms);
 
@@ -260,10 +262,10 @@ int sdr_group_wait(struct sdr_ctx *ctx, uint32_t group, int timeout_ms,
  * The handle stays valid until sdr_recv_release() recycles the slot.
  */
 int sdr_flow_recv_post(struct sdr_flow *flow, uint64_t user_data,
-		  struct sdr_recv **handle);
+		       struct sdr_recv **handle);
 int sdr_recv_imm(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len);
 int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
-			uint32_t *chunks);
+		    uint32_t *chunks);
 int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk);
 int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
 			  uint64_t *pkt_bits, uint32_t nwords,

@@ -110,7 +110,7 @@ int sdr_recv_imm(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len)
 }
 
 int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
-			uint32_t *chunks)
+		    uint32_t *chunks)
 {
 	int ret = recv_started(h);
 

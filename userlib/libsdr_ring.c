@@ -233,7 +233,8 @@ static int poll_want(struct sdr_ctx *ctx, const struct ring_want *want,
 	return n;
 }
 
-int sdr_flow_send_poll(struct sdr_flow *flow, struct sdr_completion *out, int max)
+int sdr_flow_send_poll(struct sdr_flow *flow, struct sdr_completion *out,
+		       int max)
 {
 	struct ring_want w = { .flow = flow };
 

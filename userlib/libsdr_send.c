@@ -63,13 +63,14 @@ static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint32_t mr_id,
 }
 
 int sdr_flow_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
-		  uint32_t imm, uint64_t user_data, uint32_t *seq)
+		       uint32_t imm, uint64_t user_data, uint32_t *seq)
 {
 	return send_ioctl(flow, 0, 0, off, len, 0, imm, user_data, seq);
 }
 
-int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr, uint64_t len,
-		      uint32_t imm, uint64_t user_data, uint32_t *seq)
+int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr,
+			   uint64_t len, uint32_t imm, uint64_t user_data,
+			   uint32_t *seq)
 {
 	return send_ioctl(flow, SDR_SEND_USER_PTR, 0, (uintptr_t)ptr, len, 0,
 			  imm, user_data, seq);
