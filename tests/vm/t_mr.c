@@ -72,17 +72,6 @@ FIXTURE_TEARDOWN(mr)
 		EXPECT_EQ(sdr_close(self->cr), 0);
 }
 
-/* Index of the first byte of p[0..n) that is not v, or -1. */
-static long memchr_inv_u8(const uint8_t *p, uint8_t v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i] != v)
-			return (long)i;
-	return -1;
-}
-
 static int mr_reg(int fd, const void *addr, uint64_t len, uint32_t *id)
 {
 	struct sdr_mr_reg r = { .size = sizeof(r),
@@ -211,8 +200,8 @@ static void __attribute__((noinline)) recv_into_mr(struct mr_fixture *self)
 		EXPECT_EQ(c.imm, i + 1);
 		EXPECT_EQ(pattern_check(dst, i + 1, 0, sizes[i]), -1);
 		/* nothing before the range, nothing after the message */
-		EXPECT_EQ(memchr_inv_u8(buf, 0xa5, dst - buf), -1);
-		EXPECT_EQ(memchr_inv_u8(dst + sizes[i], 0xa5,
+		EXPECT_EQ(first_not(buf, 0xa5, dst - buf), -1);
+		EXPECT_EQ(first_not(dst + sizes[i], 0xa5,
 					buf + buf_len - dst - sizes[i]), -1);
 		ASSERT_ERRNO(recv_done(self->fdr, self->idr, slot, seq), 0);
 	}
@@ -344,7 +333,7 @@ static void __attribute__((noinline)) too_big(struct mr_fixture *self)
 	ASSERT_EQ(wait_cqe(self->cr, SDR_CQE_RECV, seq, &c), 0);
 	EXPECT_EQ(c.status, SDR_STATUS_TOOBIG);
 	EXPECT_EQ(c.len, 100000);
-	EXPECT_EQ(memchr_inv_u8(buf, 0x5a, 64 << 10), -1);
+	EXPECT_EQ(first_not(buf, 0x5a, 64 << 10), -1);
 	ASSERT_ERRNO(recv_done(self->fdr, self->idr, slot, seq), 0);
 	/* the next one fits */
 	ASSERT_ERRNO(recv_mr(self->fdr, self->idr, id, buf, 8192, &slot, &seq), 0);

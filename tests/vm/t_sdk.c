@@ -86,17 +86,6 @@ FIXTURE_TEARDOWN(sdk)
 		EXPECT_EQ(sdr_context_destroy(self->cr), SDR_SUCCESS);
 }
 
-/* Index of the first byte of p[0..n) that is not v, or -1. */
-static long first_not(const uint8_t *p, uint8_t v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i] != v)
-			return (long)i;
-	return -1;
-}
-
 /* Poll a send to its end: SDR_SUCCESS or SDR_ERROR, -1 on a timeout. */
 static int send_wait(struct sdr_send_handle *h, struct sdr_send_status *st)
 {

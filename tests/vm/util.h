@@ -56,6 +56,17 @@ static inline uint64_t fnv1a(const void *p, size_t n)
 	return h;
 }
 
+/* Index of the first byte of p[0..n) that is not v, or -1. */
+static inline long first_not(const uint8_t *p, uint8_t v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != v)
+			return (long)i;
+	return -1;
+}
+
 /*
  * FNV-1a folded over 64-bit little-endian words, then the tail bytes: the
  * same mixing as FNV-1a at an eighth of the steps.  Position-sensitive,
