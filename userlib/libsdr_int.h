@@ -17,8 +17,9 @@
  * libsdr_sys.c.  libsdr_names.c (names of
  * the uapi constants) calls nothing.  libsdr_sdk.c (the SDR SDK's API,
  * sdr.h and sdr_mr.h) sits on top: it calls the others through libsdr.h
- * and reads a receive's bitmaps in place.  libsdr_sys.h and libsdr_ring.h
- * declare what their file offers the files above; the rest is libsdr.h.
+ * and libsdr_recv.c's sdr__recv_bytes_landed().  libsdr_sys.h,
+ * libsdr_ring.h and libsdr_recv.h declare what their file offers the files
+ * above; the rest is libsdr.h.
  */
 #ifndef LIBSDR_INT_H
 #define LIBSDR_INT_H

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "libsdr_int.h"
+#include "libsdr_recv.h"
 #include "libsdr_sys.h"
 
 static int recv_post(struct sdr_flow *flow, struct sdr_recv_post *p,
@@ -136,12 +137,46 @@ int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk)
 	return (int)((w >> (chunk % 64)) & 1);
 }
 
+/*
+ * The packets holding a byte of [from, to) of @h's message, clipped to
+ * its length: [*first, *first + n), n returned (0 for no byte).
+ */
+static uint32_t pkt_span(const struct sdr_recv *h, uint64_t from, uint64_t to,
+			 uint32_t *first)
+{
+	uint32_t pay = h->flow->props.payload;
+
+	if (to > h->state->msg_len)
+		to = h->state->msg_len;
+	*first = (uint32_t)(from / pay);
+	if (from >= to)
+		return 0;
+	return (uint32_t)((to + pay - 1) / pay) - *first;
+}
+
+/* Packet @p's bit, loaded with acquire. */
+static bool pkt_landed(const struct sdr_recv *h, uint32_t p)
+{
+	return (__atomic_load_n(&h->pkt_bm[p / 64], __ATOMIC_ACQUIRE) >>
+		(p % 64)) & 1;
+}
+
+bool sdr__recv_bytes_landed(const struct sdr_recv *h, uint64_t from,
+			    uint64_t to)
+{
+	uint32_t first, n = pkt_span(h, from, to, &first), i;
+
+	for (i = 0; i < n; i++)
+		if (!pkt_landed(h, first + i))
+			return false;
+	return n > 0;
+}
+
 int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
 			  uint64_t *pkt_bits, uint32_t nwords, uint32_t *npkts)
 {
-	const struct sdr_flow_props *fp;
-	uint32_t first, n, i, wi = UINT32_MAX;
-	uint64_t w = 0, from, to;
+	uint64_t size = h ? h->flow->props.chunk_size : 0;
+	uint32_t first, n, i;
 	int ret = recv_started(h);
 
 	if (ret)
@@ -149,26 +184,13 @@ int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
 	if (chunk >= h->state->chunks || !pkt_bits)
 		return -EINVAL;
 	/* the packets holding a byte of the chunk (they may be shared) */
-	fp = &h->flow->props;
-	from = (uint64_t)chunk * fp->chunk_size;
-	to = from + fp->chunk_size;
-	if (to > h->state->msg_len)
-		to = h->state->msg_len;
-	first = (uint32_t)(from / fp->payload);
-	n = (uint32_t)((to + fp->payload - 1) / fp->payload) - first;
+	n = pkt_span(h, chunk * size, (chunk + 1) * size, &first);
 	if ((uint64_t)nwords * 64 < n)
 		return -ENOSPC;
 	memset(pkt_bits, 0, (size_t)nwords * sizeof(*pkt_bits));
-	for (i = 0; i < n; i++) {
-		uint32_t p = first + i;
-
-		if (p / 64 != wi) {
-			wi = p / 64;
-			w = __atomic_load_n(&h->pkt_bm[wi], __ATOMIC_ACQUIRE);
-		}
-		if ((w >> (p % 64)) & 1)
+	for (i = 0; i < n; i++)
+		if (pkt_landed(h, first + i))
 			pkt_bits[i / 64] |= 1ULL << (i % 64);
-	}
 	if (npkts)
 		*npkts = n;
 	return 0;

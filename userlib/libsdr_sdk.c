@@ -5,14 +5,15 @@
  * only (SDR_FLOW_CREATE_MR), an MR a registration (SDR_IOC_MR_REG) whose
  * id is both its keys, a receive handle a receive slot of the flow and a
  * send handle one message of it.  Calls libsdr_ctx.c, libsdr_flow.c,
- * libsdr_ring.c, libsdr_send.c and libsdr_recv.c through libsdr.h, and
- * reads a receive's bitmaps in place as libsdr_recv.c does.
+ * libsdr_ring.c, libsdr_send.c and libsdr_recv.c through libsdr.h (and
+ * libsdr_recv.h), and hands out a receive's chunk bitmap in place.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libsdr_int.h"
+#include "libsdr_recv.h"
 #include "sdr.h"
 #include "sdr_mr.h"
 
@@ -54,10 +55,7 @@ struct sdr_send_handle {
 struct sdr_qp {
 	struct sdr_context *context;
 	struct sdr_flow *flow;
-	uint32_t chunk;			/* bytes per bitmap bit */
-	uint32_t unit;			/* bytes per chunk_expand bit: the MTU */
-	uint32_t payload;		/* message bytes per packet */
-	uint32_t max_msgs;
+	const struct sdr_flow_props *geo;	/* the flow's: chunk size, MTU */
 	bool send_enable, recv_enable;
 	struct sdr_recv_handle *recvs;	/* max_msgs, by slot */
 	struct sdr_send_handle *sends;	/* max_msgs */
@@ -144,7 +142,6 @@ struct sdr_qp *sdrx_qp_create(struct sdr_context *ctx,
 			      const struct sdrx_qp_attr *ext)
 {
 	struct sdr_flow_attr fa = { 0 };
-	struct sdr_flow_props props;
 	struct sdr_qp *qp;
 	uint64_t inflight, pay;
 	uint32_t i;
@@ -201,21 +198,16 @@ struct sdr_qp *sdrx_qp_create(struct sdr_context *ctx,
 		goto err_free;
 	ret = qp_attr->rate_limit ?
 	      sdr_flow_set_rate(qp->flow, qp_attr->rate_limit) : 0;
-	if (!ret)
-		ret = sdr_flow_props(qp->flow, &props);
 	if (ret) {
 		sdr_flow_destroy(qp->flow);
 		errno = -ret;
 		goto err_free;
 	}
 	qp->context = ctx;
-	qp->chunk = props.chunk_size;
-	qp->unit = props.mtu;
-	qp->payload = props.payload;
-	qp->max_msgs = props.max_msgs;
+	qp->geo = &qp->flow->props;
 	qp->send_enable = qp_attr->send_enable;
 	qp->recv_enable = qp_attr->recv_enable;
-	for (i = 0; i < qp->max_msgs; i++) {
+	for (i = 0; i < fa.max_msgs; i++) {
 		qp->recvs[i].qp = qp;
 		qp->sends[i].qp = qp;
 	}
@@ -268,8 +260,8 @@ int sdr_qp_info_get(struct sdr_qp *qp, void *info)
 	memset(&in, 0, sizeof(in));
 	in.magic = SDK_INFO_MAGIC;
 	in.version = SDK_INFO_VERSION;
-	in.chunk = qp->chunk;
-	in.mtu = qp->unit;
+	in.chunk = qp->geo->chunk_size;
+	in.mtu = qp->geo->mtu;
 	ret = sdr_flow_peer_info(qp->flow, &in.peer);
 	if (ret)
 		return sdk_rc(ret);
@@ -287,7 +279,7 @@ int sdr_qp_connect(struct sdr_qp *qp, void *remote_qp_info)
 	if (in.magic != SDK_INFO_MAGIC || in.version != SDK_INFO_VERSION)
 		return sdk_fail(EPROTO);
 	/* both ends must cut messages into the same chunks and packets */
-	if (in.chunk != qp->chunk || in.mtu != qp->unit)
+	if (in.chunk != qp->geo->chunk_size || in.mtu != qp->geo->mtu)
 		return sdk_fail(EINVAL);
 	return sdk_rc(sdr_flow_connect_peer(qp->flow, &in.peer));
 }
@@ -402,8 +394,8 @@ int sdr_recv_bitmap_get(struct sdr_recv_handle *handle,
 		ret = -EINVAL;
 	if (ret)
 		return sdk_rc(ret);
-	chunks = (handle->max_length + (uint64_t)handle->qp->chunk - 1) /
-		 handle->qp->chunk;
+	chunks = (handle->max_length + (uint64_t)handle->qp->geo->chunk_size -
+		  1) / handle->qp->geo->chunk_size;
 	*bitmap_bytes = (uint8_t *)(uintptr_t)handle->recv->chunk_bm;
 	*bitmap_num_bytes = (size_t)((chunks + 7) / 8);
 	return SDR_SUCCESS;
@@ -419,39 +411,27 @@ int sdr_recv_bitmap_get(struct sdr_recv_handle *handle,
 int sdr_recv_bitmap_chunk_expand(struct sdr_recv_handle *handle,
 				 uint32_t chunk_offset, uint64_t *bitmap)
 {
-	const struct sdr_recv_state *st;
-	uint64_t from, to, len, u, nunits, p, pl;
-	struct sdr_qp *qp;
+	uint64_t chunk, unit, from, u, nunits;
 	int ret = recv_handle_ok(handle);
-	bool all;
 
 	if (!ret && !bitmap)
 		ret = -EINVAL;
 	if (ret)
 		return sdk_rc(ret);
-	qp = handle->qp;
-	if ((uint64_t)chunk_offset * qp->chunk >= handle->max_length)
+	chunk = handle->qp->geo->chunk_size;
+	unit = handle->qp->geo->mtu < chunk ? handle->qp->geo->mtu : chunk;
+	if (chunk_offset * chunk >= handle->max_length)
 		return sdk_fail(EINVAL);
-	nunits = qp->chunk / qp->unit ? qp->chunk / qp->unit : 1;
+	nunits = chunk / unit;
 	memset(bitmap, 0, (size_t)((nunits + 63) / 64) * sizeof(*bitmap));
-	st = sdr_recv_state(handle->recv);
-	if (!(__atomic_load_n(&st->flags, __ATOMIC_ACQUIRE) &
-	      SDR_RECV_F_STARTED))
+	ret = sdr_recv_imm(handle->recv, NULL, NULL);
+	if (ret == -EAGAIN)
 		return SDR_SUCCESS;	/* nothing arrived yet */
-	len = st->msg_len;
+	if (ret)
+		return sdk_rc(ret);
 	for (u = 0; u < nunits; u++) {
-		from = (uint64_t)chunk_offset * qp->chunk + u * qp->unit;
-		to = from + (qp->unit < qp->chunk ? qp->unit : qp->chunk);
-		if (to > len)
-			to = len;
-		if (from >= to)
-			break;
-		all = true;
-		pl = (to + qp->payload - 1) / qp->payload;
-		for (p = from / qp->payload; p < pl && all; p++)
-			all = (__atomic_load_n(&handle->recv->pkt_bm[p / 64],
-					       __ATOMIC_ACQUIRE) >> (p % 64)) & 1;
-		if (all)
+		from = chunk_offset * chunk + u * unit;
+		if (sdr__recv_bytes_landed(handle->recv, from, from + unit))
 			bitmap[u / 64] |= 1ULL << (u % 64);
 	}
 	return SDR_SUCCESS;
@@ -476,7 +456,7 @@ static struct sdr_send_handle *send_handle_get(struct sdr_qp *qp)
 {
 	uint32_t i;
 
-	for (i = 0; i < qp->max_msgs; i++)
+	for (i = 0; i < qp->geo->max_msgs; i++)
 		if (!qp->sends[i].used)
 			return &qp->sends[i];
 	return NULL;
@@ -526,7 +506,7 @@ static int send_reap(struct sdr_qp *qp)
 			return n;
 		for (i = 0; i < n; i++) {
 			h = (struct sdr_send_handle *)(uintptr_t)c[i].user_data;
-			if (h < qp->sends || h >= qp->sends + qp->max_msgs ||
+			if (h < qp->sends || h >= qp->sends + qp->geo->max_msgs ||
 			    !h->used || h->seq != c[i].seq)
 				return -EPROTO;
 			h->done = true;
