@@ -576,7 +576,7 @@ static const struct ioc {
 		      { EBUSY, ENOMEM } },
 	[NR_CREATE] = { "FLOW_CREATE", SDR_IOC_FLOW_CREATE,
 			SDR_FLOW_CREATE_SIZE_V1, sizeof(struct sdr_flow_create),
-			0, { ENOSPC, ENOMEM } },
+			SDR_FLOW_CREATE_MR, { ENOSPC, ENOMEM } },
 	[NR_CONNECT] = { "FLOW_CONNECT", SDR_IOC_FLOW_CONNECT,
 			 SDR_FLOW_CONNECT_SIZE_V1,
 			 sizeof(struct sdr_flow_connect), 0,
