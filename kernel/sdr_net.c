@@ -1042,15 +1042,18 @@ err_dealloc_pd:
 
 /*
  * Stop the transport: no new sends, error out the QP so posted work
- * flushes, wait for the send contexts to come back, then destroy the QP
- * and CQs (ib_free_cq waits for a running poll).  Flows must have been
- * shut down first.
+ * flushes, wait until the device gave back every receive buffer and send
+ * context (sdr_net_drain()), then destroy the QP and CQs (ib_free_cq
+ * waits for a running poll).  A CQ is freed only once no completion of
+ * it is still on its way: rxe of 6.1 runs a CQ's completion tasklet on
+ * freed memory otherwise.  Flows must have been shut down first.
  */
 void sdr_net_stop(struct sdr_dev *sdev)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_qp *qp, *xqp[SDR_PATHS_MAX - 1];
 	u32 i, nr;
+	int ret;
 
 	spin_lock_bh(&sdev->tx_lock);
 	qp = sdev->qp;
@@ -1069,7 +1072,11 @@ void sdr_net_stop(struct sdr_dev *sdev)
 	ib_modify_qp(qp, &attr, IB_QP_STATE);
 	for (i = 1; i < sdev->nr_paths; i++)
 		ib_modify_qp(sdr_net_qp(sdev, i), &attr, IB_QP_STATE);
+	ret = sdr_net_drain(sdev);
 	mutex_unlock(&sdev->qp_mutex);
+	if (ret)
+		pr_err("%s: the QP did not give back its receives: %d\n",
+		       sdev->name, ret);
 	if (!wait_event_timeout(sdev->tx_wait,
 				!atomic_read(&sdev->tx_inflight), 10 * HZ))
 		pr_err("%s: %d sends never completed\n", sdev->name,
