@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * libsdr-fi: the libfabric provider "sdr" (fi_sdr(7)).  Internal header.
+ *
+ * Objects: a fabric; a domain per sdr device (one libsdr context, one lock
+ * that every call of the domain's objects takes); reliable datagram
+ * endpoints (FI_EP_RDM) with FI_MSG and FI_TAGGED; address vectors of
+ * IPv4 socket addresses (the peer endpoint's rdma_cm listener); completion
+ * queues.  An endpoint sends to a peer over a flow it connects through
+ * rdma_cm on the first send (sdr_cm_connect()), and receives over the
+ * flows its listener accepted (a thread of its own answers requests);
+ * every message carries a 24-byte header (op, tag, remote CQ data) in
+ * front of its bytes, is matched against the posted receives in software
+ * and copied out of the flow's receive slot once.
+ */
+#ifndef SDR_FI_H
+#define SDR_FI_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "libsdr.h"
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+#define SDR_FI_NAME		"sdr"
+#define SDR_FI_VERSION		FI_VERSION(0, 1)
+#define SDR_FI_API		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* The header in front of every message's bytes. */
+struct sdr_fi_hdr {
+	uint32_t magic;		/* SDR_FI_MAGIC */
+	uint32_t op;		/* SDR_FI_OP_* | SDR_FI_F_* */
+	uint64_t tag;		/* FI_TAGGED only */
+	uint64_t data;		/* remote CQ data, with SDR_FI_F_DATA */
+};
+#define SDR_FI_MAGIC		0x53444649U	/* "SDFI" */
+#define SDR_FI_OP_MSG		1
+#define SDR_FI_OP_TAGGED	2
+#define SDR_FI_OP_MASK		0xff
+#define SDR_FI_F_DATA		0x100
+#define SDR_FI_HDR		((uint32_t)sizeof(struct sdr_fi_hdr))
+
+/* Limits, also what fi_getinfo() reports. */
+#define SDR_FI_MAX_MSG		(1U << 20)	/* application bytes a message */
+#define SDR_FI_SLOTS		16		/* messages in flight a flow */
+#define SDR_FI_INJECT		4096
+#define SDR_FI_TX_SIZE		256
+#define SDR_FI_RX_SIZE		256
+#define SDR_FI_CQ_SIZE		1024
+#define SDR_FI_CONNECT_MS	10000
+
+#define SDR_FI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV)
+
+struct sdr_fi_domain;
+struct sdr_fi_ep;
+struct sdr_fi_cq;
+
+struct sdr_fi_fabric {
+	struct fid_fabric fabric;
+};
+
+struct sdr_fi_domain {
+	struct fid_domain domain;
+	pthread_mutex_t lock;		/* every call on the domain's objects */
+	struct sdr_ctx *ctx;		/* the device's libsdr context */
+	char dev[64];
+	struct in_addr ip;		/* the device's IPv4 address */
+	int refs;			/* endpoints, CQs, AVs open on it */
+};
+
+struct sdr_fi_cq {
+	struct fid_cq cq;
+	struct sdr_fi_domain *dom;
+	enum fi_cq_format format;
+	struct fi_cq_tagged_entry *ring;	/* completions, FIFO */
+	uint32_t cap, head, count;
+	struct fi_cq_err_entry *err;		/* error completions, FIFO */
+	uint32_t err_cap, err_head, err_count;
+	int refs;				/* endpoints bound */
+};
+
+struct sdr_fi_av {
+	struct fid_av av;
+	struct sdr_fi_domain *dom;
+	enum fi_av_type type;
+	struct sockaddr_in *addr;	/* index = fi_addr */
+	bool *valid;
+	size_t n, cap;
+	int refs;			/* endpoints bound */
+};
+
+/* A flow to or from one peer. */
+struct sdr_fi_conn {
+	struct sdr_fi_conn *next;
+	struct sdr_fi_ep *ep;
+	struct sdr_flow *flow;
+	struct sockaddr_in peer;	/* send flows: the peer's listener */
+	bool tx;			/* we connected it, to send */
+	bool connecting;		/* tx: the peer has not answered yet */
+	bool dead;			/* failed, or its peer went away */
+	uint32_t stride;		/* send slot stride */
+	uint32_t free_slots;		/* bit i: send slot i unused */
+	/* rx: the posted receives, oldest first (it takes the next message) */
+	struct sdr_recv *rq[SDR_FI_SLOTS];
+	uint32_t rq_head, nposted;
+};
+
+/* A posted fi_recv / fi_trecv, or an operation in flight. */
+struct sdr_fi_op {
+	struct sdr_fi_op *next;
+	void *context;
+	void *buf;
+	size_t len;
+	uint64_t tag, ignore;
+	uint64_t flags;			/* FI_MSG / FI_TAGGED | FI_RECV/SEND */
+	struct sdr_fi_conn *conn;	/* send: its flow; recv: unused */
+	uint32_t slot;			/* send: its send slot */
+	bool report;			/* a completion is wanted */
+};
+
+/* A message that came before its receive was posted. */
+struct sdr_fi_unexp {
+	struct sdr_fi_unexp *next;
+	struct sdr_fi_conn *conn;
+	struct sdr_recv *rh;
+	uint32_t len;			/* the message's bytes, header included */
+};
+
+struct sdr_fi_ep {
+	struct fid_ep ep;
+	struct sdr_fi_domain *dom;
+	struct sdr_fi_cq *tx_cq, *rx_cq;
+	uint64_t tx_flags, rx_flags;	/* FI_SELECTIVE_COMPLETION */
+	struct sdr_fi_av *av;
+	bool enabled;
+	uint32_t policy;		/* FI_SDR_POLICY, default SR */
+	struct sockaddr_in name;	/* the listener's address */
+	struct sdr_cm *listener;
+	pthread_t cm_thread;
+	bool cm_running, cm_stop;
+	struct sdr_fi_conn *conns;
+	struct sdr_fi_op *posted_msg, *posted_tag;	/* FIFO each */
+	struct sdr_fi_unexp *unexp;			/* FIFO */
+	uint32_t tx_inflight;
+	uint64_t bad_msgs;		/* malformed messages dropped */
+};
+
+/* objects */
+int sdr_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,
+		       void *context);
+int sdr_fi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		   struct fid_av **av, void *context);
+int sdr_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		   struct fid_cq **cq, void *context);
+int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
+		    struct fid_ep **ep, void *context);
+
+/* data path */
+void sdr_fi_progress(struct sdr_fi_domain *dom);
+int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e);
+int sdr_fi_cq_push_err(struct sdr_fi_cq *cq, const struct fi_cq_err_entry *e);
+int sdr_fi_av_get(struct sdr_fi_av *av, fi_addr_t a, struct sockaddr_in *out);
+
+/* the devices and their addresses */
+int sdr_fi_dev_ip(const char *dev, struct in_addr *ip);
+
+/* the nosys ops */
+int sdr_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int sdr_fi_no_control(struct fid *fid, int command, void *arg);
+int sdr_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		       void **ops, void *context);
+
+extern struct fi_provider sdr_fi_prov;
+
+#endif /* SDR_FI_H */
