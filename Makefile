@@ -19,11 +19,11 @@ MAKEFLAGS += --no-print-directory
 # sub-makes still run their own jobs in parallel).
 .NOTPARALLEL:
 
-.PHONY: all deps have-deps module userlib tools tests clean check host-check \
+.PHONY: all deps have-deps module userlib tools provider tests clean check host-check \
 	vm-check fuzz-check sdk-check demo sparse checkpatch debug-kernel debug-module \
 	check-debug soak soak-debug kernel-module check-kernels install install-files dkms-src uninstall deb
 
-all: module userlib tools tests
+all: module userlib tools provider tests
 
 deps:
 	@$(TOP)/tools/deps
@@ -46,7 +46,11 @@ userlib: have-deps
 tools: userlib
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; fi
 
-tests: userlib
+# the libfabric provider libsdr-fi.so (fi_sdr(7))
+provider: userlib
+	@if [ -f provider/Makefile ]; then $(MAKE) -C provider; fi
+
+tests: userlib provider
 	@if [ -f tests/vm/Makefile ]; then $(MAKE) -C tests/vm; fi
 	@if [ -f tools/sdr-sim/Makefile ]; then $(MAKE) -C tools/sdr-sim; fi
 
@@ -203,6 +207,6 @@ deb: deps
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(MAKE) -C kernel/engine clean
-	@for d in userlib tools tools/sdr-sim tools/sdr-codec tools/sdr-rxcopy tests/host tests/sdk tests/fuzz tests/vm; do \
+	@for d in userlib tools provider tools/sdr-sim tools/sdr-codec tools/sdr-rxcopy tests/host tests/sdk tests/fuzz tests/vm; do \
 		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d clean; fi; done
 	rm -rf build

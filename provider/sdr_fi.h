@@ -157,6 +157,7 @@ struct sdr_fi_ep {
 	struct sdr_fi_conn *conns;
 	struct sdr_fi_op *posted_msg, *posted_tag;	/* FIFO each */
 	struct sdr_fi_unexp *unexp;			/* FIFO */
+	struct sdr_fi_op *tx_ops;			/* sends in flight */
 	uint32_t tx_inflight;
 	uint64_t bad_msgs;		/* malformed messages dropped */
 };

@@ -201,7 +201,13 @@ static void send_done(struct sdr_fi_op *op, uint32_t status)
 {
 	struct sdr_fi_conn *c = op->conn;
 	struct sdr_fi_ep *ep = c->ep;
+	struct sdr_fi_op **pp;
 
+	for (pp = &ep->tx_ops; *pp; pp = &(*pp)->next)
+		if (*pp == op) {
+			*pp = op->next;
+			break;
+		}
 	c->free_slots |= 1U << op->slot;
 	ep->tx_inflight--;
 	if (status != SDR_STATUS_OK) {
@@ -296,10 +302,15 @@ static void *cm_thread(void *arg)
 		c = calloc(1, sizeof(*c));
 		pthread_mutex_lock(&dom->lock);
 		ret = c ? flow_new(ep, c) : -ENOMEM;
-		if (!ret)
+		if (ret) {
+			/* no flow to answer with: refuse the peer */
+			sdr_cm_reject(req);
+		} else {
+			/* failing, sdr_cm_accept() rejects the peer itself */
 			ret = sdr_cm_accept(req, c->flow);
-		while (!ret && c->nposted < SDR_FI_SLOTS)
-			ret = conn_post(c);
+			while (!ret && c->nposted < SDR_FI_SLOTS)
+				ret = conn_post(c);
+		}
 		if (ret) {
 			if (c)
 				conn_free(c);
@@ -308,8 +319,6 @@ static void *cm_thread(void *arg)
 			ep->conns = c;
 		}
 		pthread_mutex_unlock(&dom->lock);
-		if (ret && c)
-			sdr_cm_reject(req);
 		sdr_cm_destroy(req);
 	}
 	return NULL;
@@ -450,6 +459,8 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 	}
 	c->free_slots &= ~(1U << slot);
 	ep->tx_inflight++;
+	op->next = ep->tx_ops;
+	ep->tx_ops = op;
 out:
 	pthread_mutex_unlock(&dom->lock);
 	return ret;
@@ -985,6 +996,10 @@ static int ep_close(struct fid *fid)
 	 * Destroying a flow drops its completions from the context's ring:
 	 * the sends still in flight are freed here, unreported.
 	 */
+	while ((op = ep->tx_ops)) {
+		ep->tx_ops = op->next;
+		free(op);
+	}
 	while ((c = ep->conns)) {
 		ep->conns = c->next;
 		conn_free(c);

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_fabric: the libfabric provider sdr (provider/, fi_sdr(7)) through
+ * libfabric's own API, two RDM endpoints in one process, one on each of
+ * the VM's devices.  fi_getinfo() offers what the provider does and
+ * refuses what it does not; messages of every size up to the maximum
+ * arrive whole (hashed) and in the order they were sent; tagged receives
+ * match under their ignore bits, also messages that came before their
+ * receive (unexpected); a short receive completes FI_ETRUNC with the
+ * overflow in olen; a cancelled receive completes FI_ECANCELED; remote CQ
+ * data arrives; the address vector inserts, looks up, prints and removes;
+ * bad calls get their error codes; a send to an address no endpoint
+ * listens on fails, and nothing hangs.
+ */
+#include <arpa/inet.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "harness.h"
+#include "util.h"
+
+#define MAX_MSG		(1U << 20)
+#define FI_VER		FI_VERSION(1, 17)
+
+struct side {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t peer;
+};
+
+/* The provider's fi_info for device @dev. */
+static struct fi_info *info_of(const char *dev, uint64_t caps)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+
+	hints->caps = caps;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->fabric_attr->prov_name = strdup("sdr");
+	hints->domain_attr->name = strdup(dev);
+	if (fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info))
+		info = NULL;
+	fi_freeinfo(hints);
+	return info;
+}
+
+static int side_open(struct side *s, const char *dev)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
+				  .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+
+	s->info = info_of(dev, FI_MSG | FI_TAGGED);
+	if (!s->info)
+		return -1;
+	if (fi_fabric(s->info->fabric_attr, &s->fabric, NULL) ||
+	    fi_domain(s->fabric, s->info, &s->domain, NULL) ||
+	    fi_endpoint(s->domain, s->info, &s->ep, NULL) ||
+	    fi_cq_open(s->domain, &cqa, &s->cq, NULL) ||
+	    fi_av_open(s->domain, &ava, &s->av, NULL) ||
+	    fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV) ||
+	    fi_ep_bind(s->ep, &s->av->fid, 0) || fi_enable(s->ep))
+		return -1;
+	return 0;
+}
+
+static void side_close(struct side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	if (s->domain)
+		fi_close(&s->domain->fid);
+	if (s->fabric)
+		fi_close(&s->fabric->fid);
+	if (s->info)
+		fi_freeinfo(s->info);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Insert @b's address into @a's AV. */
+static int know(struct side *a, struct side *b)
+{
+	struct sockaddr_in sin;
+	size_t len = sizeof(sin);
+
+	if (fi_getname(&b->ep->fid, &sin, &len))
+		return -1;
+	return fi_av_insert(a->av, &sin, 1, &a->peer, 0, NULL) == 1 ? 0 : -1;
+}
+
+/*
+ * The next completion of @s's CQ within @ms: 1 (in @e), -FI_EAVAIL (the
+ * error entry in @err), 0 on timeout.  @other's CQ is read too when given
+ * and its completions kept in @oe (its domain progresses meanwhile).
+ */
+static int next_comp(struct side *s, struct fi_cq_tagged_entry *e,
+		     struct fi_cq_err_entry *err, int ms)
+{
+	int64_t end = now_us() + (int64_t)ms * 1000;
+	ssize_t ret;
+
+	do {
+		ret = fi_cq_read(s->cq, e, 1);
+		if (ret == 1)
+			return 1;
+		if (ret == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			if (fi_cq_readerr(s->cq, err, 0) != 1)
+				return -1;
+			return -FI_EAVAIL;
+		}
+		if (ret != -FI_EAGAIN)
+			return -1;
+		usleep(200);
+	} while (now_us() < end);
+	return 0;
+}
+
+/* Post a send, retrying while the provider says -FI_EAGAIN. */
+static ssize_t tsend(struct side *s, const void *buf, size_t len, uint64_t tag,
+		     void *ctx)
+{
+	int64_t end = now_us() + 30 * 1000000LL;
+	ssize_t ret;
+
+	while ((ret = fi_tsend(s->ep, buf, len, NULL, s->peer, tag, ctx)) ==
+	       -FI_EAGAIN && now_us() < end)
+		usleep(500);
+	return ret;
+}
+
+FIXTURE(fab) {
+	struct side a, b;	/* a on dev0 sends, b on dev1 receives */
+	uint8_t *sbuf, *rbuf;
+};
+
+FIXTURE_SETUP(fab)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/provider", SDR_TOP);
+	setenv("FI_PROVIDER_PATH", path, 1);
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_EQ(side_open(&self->a, dev0()), 0);
+	ASSERT_EQ(side_open(&self->b, dev1()), 0);
+	ASSERT_EQ(know(&self->a, &self->b), 0);
+	ASSERT_EQ(know(&self->b, &self->a), 0);
+	self->sbuf = malloc(MAX_MSG + 1);
+	self->rbuf = malloc(MAX_MSG + 1);
+	ASSERT_TRUE(self->sbuf && self->rbuf);
+}
+
+FIXTURE_TEARDOWN(fab)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+	free(self->sbuf);
+	free(self->rbuf);
+}
+
+TEST(getinfo_offers_rdm_and_refuses_the_rest)
+{
+	struct fi_info *hints, *info = NULL, *i;
+	char path[512];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/provider", SDR_TOP);
+	setenv("FI_PROVIDER_PATH", path, 1);
+	hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup("sdr");
+	ASSERT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), 0);
+	for (i = info; i; i = i->next) {
+		EXPECT_EQ(i->ep_attr->type, FI_EP_RDM);
+		EXPECT_EQ(i->addr_format, FI_SOCKADDR_IN);
+		EXPECT_TRUE((i->caps & (FI_MSG | FI_TAGGED)) ==
+			    (FI_MSG | FI_TAGGED));
+		EXPECT_EQ(i->ep_attr->max_msg_size, MAX_MSG);
+		EXPECT_EQ(i->domain_attr->mr_mode, 0);
+		TH_LOG("offered: %s %s", i->fabric_attr->prov_name,
+		       i->domain_attr->name);
+		n++;
+	}
+	EXPECT_GE(n, 2);
+	fi_freeinfo(info);
+
+	/* what it does not do: RMA, connected or datagram endpoints */
+	hints->caps = FI_MSG | FI_RMA;
+	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
+	hints->caps = FI_MSG;
+	hints->ep_attr->type = FI_EP_MSG;
+	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
+	hints->ep_attr->type = FI_EP_DGRAM;
+	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
+	/* a device that is not there */
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->name = strdup("nosuchdev");
+	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
+	/* only FI_MSG asked: FI_TAGGED is not offered */
+	free(hints->domain_attr->name);
+	hints->domain_attr->name = strdup(dev0());
+	ASSERT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), 0);
+	EXPECT_FALSE(info->caps & FI_TAGGED);
+	EXPECT_EQ(strcmp(info->domain_attr->name, dev0()), 0);
+	EXPECT_EQ(info->next, NULL);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/*
+ * 48 messages of sizes from 0 to the maximum, random bytes, sent back to
+ * back while the receiver progresses (manual progress: reading its CQ is
+ * what recycles its flow's receive slots): each arrives whole (its hash),
+ * in the order sent.
+ */
+TEST_F_T(fab, messages_whole_and_in_order, 240)
+{
+	static const uint32_t sizes[] = { 0, 1, 63, 64, 4031, 4032, 4033,
+					  65536, 300007, MAX_MSG };
+	enum { N = 48 };
+	uint64_t want[N];
+	uint32_t len[N], sent = 0, done_tx = 0, done_rx = 0, i;
+	uint8_t *rb = malloc((size_t)N * MAX_MSG);
+	int64_t end = now_us() + 200 * 1000000LL;
+
+	ASSERT_TRUE(rb);
+	for (i = 0; i < N; i++) {
+		len[i] = i < 10 ? sizes[i] : (uint32_t)((i * 2654435761U) %
+							 (MAX_MSG + 1));
+		ASSERT_EQ(fi_trecv(self->b.ep, rb + (size_t)i * MAX_MSG,
+				   MAX_MSG, NULL, FI_ADDR_UNSPEC, 7, 0,
+				   (void *)(uintptr_t)(i + 1)), 0);
+	}
+	while (done_tx < N || done_rx < N) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		ssize_t ret;
+		int r;
+
+		ASSERT_LT(now_us(), end);
+		if (sent < N) {
+			random_fill(self->sbuf, len[sent], 1000 + sent);
+			want[sent] = fnv1a(self->sbuf, len[sent]);
+			ret = fi_tsend(self->a.ep, self->sbuf, len[sent], NULL,
+				       self->a.peer, 7,
+				       (void *)(uintptr_t)(sent + 1));
+			ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
+			/* the buffer is the provider's once the send returns */
+			if (!ret)
+				memset(self->sbuf, 0xee, len[sent++]);
+		}
+		while ((r = next_comp(&self->a, &e, &err, 0)) == 1) {
+			EXPECT_TRUE(e.flags & FI_SEND);
+			done_tx++;
+		}
+		ASSERT_EQ(r, 0);
+		r = next_comp(&self->b, &e, &err, sent < N ? 0 : 5);
+		if (r == -FI_EAVAIL)
+			TH_LOG("rx error %d (%s)", err.err, fi_strerror(err.err));
+		ASSERT_GE(r, 0);
+		if (!r)
+			continue;
+		i = done_rx++;
+		/* receives are taken in order, by messages in order */
+		ASSERT_EQ((uintptr_t)e.op_context, i + 1);
+		EXPECT_EQ(e.len, len[i]);
+		EXPECT_EQ(e.tag, 7);
+		EXPECT_TRUE((e.flags & (FI_RECV | FI_TAGGED)) ==
+			    (FI_RECV | FI_TAGGED));
+		EXPECT_EQ(fnv1a(rb + (size_t)i * MAX_MSG, e.len), want[i]);
+	}
+	TH_LOG("%u messages sent and received in order, hashes checked",
+	       done_rx);
+	free(rb);
+}
+
+/* Tags match under the receive's ignore bits; unexpected messages wait. */
+TEST_F_T(fab, tags_ignore_bits_and_unexpected, 120)
+{
+	static const uint64_t tags[] = { 0x5, 0x12ab, 0x9900000000000001ULL };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	uint8_t bufs[3][64];
+	uint32_t i, got = 0;
+
+	/* three messages before any receive is posted */
+	for (i = 0; i < 3; i++) {
+		memset(self->sbuf, 'a' + i, 64);
+		ASSERT_EQ(tsend(&self->a, self->sbuf, 64, tags[i], NULL), 0);
+	}
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+	/*
+	 * Receives in another order: the third's tag under its ignore bits
+	 * (the low 32 ignored), then 0x12xx, then exactly 0x5.
+	 */
+	ASSERT_EQ(fi_trecv(self->b.ep, bufs[2], 64, NULL, FI_ADDR_UNSPEC,
+			   0x9900000012345678ULL, 0xffffffffULL, (void *)3), 0);
+	ASSERT_EQ(fi_trecv(self->b.ep, bufs[1], 64, NULL, FI_ADDR_UNSPEC,
+			   0x1200, 0xff, (void *)2), 0);
+	ASSERT_EQ(fi_trecv(self->b.ep, bufs[0], 64, NULL, FI_ADDR_UNSPEC,
+			   0x5, 0, (void *)1), 0);
+	while (got < 3) {
+		ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+		i = (uint32_t)(uintptr_t)e.op_context - 1;
+		ASSERT_LT(i, 3);
+		EXPECT_EQ(e.tag, tags[i]);
+		EXPECT_EQ(first_not(bufs[i], 'a' + i, 64), -1);
+		got++;
+	}
+	/* a receive nothing matches stays posted; FI_MSG does not take tags */
+	ASSERT_EQ(fi_trecv(self->b.ep, bufs[0], 64, NULL, FI_ADDR_UNSPEC,
+			   0x77, 0, (void *)9), 0);
+	ASSERT_EQ(fi_recv(self->b.ep, bufs[1], 64, NULL, FI_ADDR_UNSPEC,
+			  (void *)10), 0);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, 64, 0x78, NULL), 0);
+	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+	EXPECT_EQ(next_comp(&self->b, &e, &err, 1000), 0);
+	/* a plain send goes to the plain receive */
+	memset(self->sbuf, 'm', 64);
+	ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 64, NULL, self->a.peer,
+			  NULL), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 10);
+	EXPECT_TRUE(e.flags & FI_MSG);
+	EXPECT_EQ(first_not(bufs[1], 'm', 64), -1);
+	/* and 0x78 finds its receive once one is posted */
+	ASSERT_EQ(fi_trecv(self->b.ep, bufs[2], 64, NULL, FI_ADDR_UNSPEC,
+			   0x78, 0, (void *)11), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 11);
+	EXPECT_EQ(e.tag, 0x78);
+	/* the 0x77 one is still posted: cancelled, it completes so */
+	EXPECT_EQ(fi_cancel(&self->b.ep->fid, (void *)9), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 1000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ECANCELED);
+	EXPECT_EQ((uintptr_t)err.op_context, 9);
+	EXPECT_EQ(fi_cancel(&self->b.ep->fid, (void *)9), -FI_ENOENT);
+}
+
+/* A receive shorter than its message: FI_ETRUNC, the overflow in olen. */
+TEST_F_T(fab, truncation_and_remote_data, 120)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+
+	random_fill(self->sbuf, 1000, 42);
+	memset(self->rbuf, 0, 200);
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf, 100, NULL, FI_ADDR_UNSPEC,
+			   1, 0, (void *)1), 0);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, 1000, 1, NULL), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETRUNC);
+	EXPECT_EQ(err.olen, 900);
+	EXPECT_EQ(err.len, 100);
+	EXPECT_EQ((uintptr_t)err.op_context, 1);
+	EXPECT_EQ(memcmp(self->rbuf, self->sbuf, 100), 0);
+	EXPECT_EQ(first_not(self->rbuf + 100, 0, 100), -1);
+	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+
+	/* remote CQ data */
+	ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 64, NULL, FI_ADDR_UNSPEC,
+			  (void *)2), 0);
+	ASSERT_EQ(fi_senddata(self->a.ep, self->sbuf, 64, NULL,
+			      0x1122334455667788ULL, self->a.peer, NULL), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+	EXPECT_EQ(e.data, 0x1122334455667788ULL);
+	EXPECT_EQ(memcmp(self->rbuf, self->sbuf, 64), 0);
+	/* inject: no completion, the buffer is free at once */
+	ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 64, NULL, FI_ADDR_UNSPEC,
+			  (void *)3), 0);
+	memset(self->sbuf, 'i', 64);
+	ASSERT_EQ(fi_inject(self->a.ep, self->sbuf, 64, self->a.peer), 0);
+	memset(self->sbuf, 0, 64);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ(first_not(self->rbuf, 'i', 64), -1);
+	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);	/* senddata's */
+	EXPECT_EQ(next_comp(&self->a, &e, &err, 500), 0);	/* none for inject */
+}
+
+TEST_F_T(fab, av_and_errors, 120)
+{
+	struct sockaddr_in sin, out, bad = { .sin_family = AF_INET };
+	fi_addr_t fa[2];
+	size_t len = sizeof(sin);
+	char str[64];
+	struct fid_domain *busy;
+
+	ASSERT_EQ(fi_getname(&self->b.ep->fid, &sin, &len), 0);
+	EXPECT_EQ(len, sizeof(sin));
+	len = 4;
+	EXPECT_EQ(fi_getname(&self->b.ep->fid, &sin, &len), -FI_ETOOSMALL);
+	EXPECT_EQ(len, sizeof(sin));
+	/* a valid and an invalid address: one inserted */
+	struct sockaddr_in two[2] = { sin, bad };
+	EXPECT_EQ(fi_av_insert(self->a.av, two, 2, fa, 0, NULL), 1);
+	EXPECT_EQ(fa[1], FI_ADDR_NOTAVAIL);
+	len = sizeof(out);
+	ASSERT_EQ(fi_av_lookup(self->a.av, fa[0], &out, &len), 0);
+	EXPECT_EQ(memcmp(&out, &sin, sizeof(sin)), 0);
+	len = sizeof(str);
+	fi_av_straddr(self->a.av, &sin, str, &len);
+	TH_LOG("peer %s", str);
+	EXPECT_EQ(strncmp(str, "fi_sockaddr_in://", 17), 0);
+	EXPECT_EQ(fi_av_remove(self->a.av, &fa[0], 1, 0), 0);
+	EXPECT_EQ(fi_av_lookup(self->a.av, fa[0], &out, &len), -FI_EINVAL);
+	EXPECT_EQ(fi_send(self->a.ep, self->sbuf, 8, NULL, fa[0], NULL),
+		  -FI_EINVAL);
+	EXPECT_EQ(fi_send(self->a.ep, self->sbuf, 8, NULL, 12345, NULL),
+		  -FI_EINVAL);
+
+	/* sizes and flags */
+	EXPECT_EQ(fi_send(self->a.ep, self->sbuf, MAX_MSG + 1, NULL,
+			  self->a.peer, NULL), -FI_EMSGSIZE);
+	EXPECT_EQ(fi_inject(self->a.ep, self->sbuf, 4097, self->a.peer),
+		  -FI_EMSGSIZE);
+	struct iovec iov = { self->sbuf, 8 };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = self->a.peer };
+	EXPECT_EQ(fi_sendmsg(self->a.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
+	msg.iov_count = 2;
+	EXPECT_EQ(fi_sendmsg(self->a.ep, &msg, 0), -FI_EINVAL);
+	/* a domain with an endpoint open cannot close */
+	busy = self->a.domain;
+	EXPECT_EQ(fi_close(&busy->fid), -FI_EBUSY);
+	/* NONE is no policy for a reliable endpoint */
+	struct fid_ep *ep;
+	setenv("FI_SDR_POLICY", "none", 1);
+	EXPECT_EQ(fi_endpoint(self->a.domain, self->a.info, &ep, NULL),
+		  -FI_EINVAL);
+	setenv("FI_SDR_POLICY", "bogus", 1);
+	EXPECT_EQ(fi_endpoint(self->a.domain, self->a.info, &ep, NULL),
+		  -FI_EINVAL);
+	unsetenv("FI_SDR_POLICY");
+}
+
+/* A send to an address no endpoint listens on fails; nothing hangs. */
+TEST_F_T(fab, send_to_nobody_fails, 120)
+{
+	struct sockaddr_in sin;
+	size_t len = sizeof(sin);
+	fi_addr_t fa;
+	int64_t t0 = now_us();
+	ssize_t ret;
+
+	ASSERT_EQ(fi_getname(&self->b.ep->fid, &sin, &len), 0);
+	sin.sin_port = htons(ntohs(sin.sin_port) ^ 1);
+	ASSERT_EQ(fi_av_insert(self->a.av, &sin, 1, &fa, 0, NULL), 1);
+	ret = fi_send(self->a.ep, self->sbuf, 8, NULL, fa, NULL);
+	TH_LOG("send to nobody: %zd (%s) after %lld ms", ret,
+	       fi_strerror((int)-ret), (long long)(now_us() - t0) / 1000);
+	EXPECT_TRUE(ret == -FI_EHOSTUNREACH || ret == -FI_ECONNREFUSED);
+	/* the real peer is still reachable */
+	ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 8, NULL, FI_ADDR_UNSPEC,
+			  NULL), 0);
+	ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 8, NULL, self->a.peer, NULL),
+		  0);
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	EXPECT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+}

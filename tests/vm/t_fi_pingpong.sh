@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The libfabric provider sdr (provider/libsdr-fi.so) as libfabric's own
+# tools see it: fi_info lists it on both devices, and fi_pingpong over
+# reliable datagram endpoints, FI_MSG and FI_TAGGED, every size up to 1 MiB
+# with its data check (-c), passes between rxe1 (server) and rxe0
+# (client), under SR (the default) and EC; an endpoint asked for NONE is
+# refused with a message.
+. "$(dirname "$0")/lib.sh"
+
+plan 8
+sdr_load
+export FI_PROVIDER_PATH=$TOP/provider
+[ -f "$FI_PROVIDER_PATH/libsdr-fi.so" ] || diag "provider/libsdr-fi.so not built"
+port=47600
+
+out=$(fi_info -p sdr 2>&1)
+printf '%s\n' "$out" | sed 's/^/# /'
+check "fi_info -p sdr lists rxe0 and rxe1, FI_EP_RDM" \
+	test "$(printf '%s\n' "$out" | grep -cE 'domain: rxe[01]$')/$(printf '%s\n' "$out" | grep -c 'type: FI_EP_RDM')" = 2/2
+
+# pingpong NAME SERVER-ENV -- ARGS...: one fi_pingpong pair, both ends 0.
+pingpong() {
+	local name=$1 env=$2 srv cli s c
+	shift 3
+	port=$((port + 1))
+	srv=$(mktemp)
+	cli=$(mktemp)
+	env $env timeout 300 fi_pingpong -p sdr -e rdm -B "$port" -d rxe1 "$@" >"$srv" 2>&1 &
+	s=$!
+	wait_listen "$port"
+	env $env timeout 300 fi_pingpong -p sdr -e rdm -P "$port" -d rxe0 "$@" 198.18.0.2 >"$cli" 2>&1
+	c=$?
+	wait "$s"
+	s=$?
+	sed 's/^/# client: /' "$cli" | tail -n 4
+	[ "$s" = 0 ] || sed 's/^/# server: /' "$srv" | tail -n 6
+	check "$name: client and server exit 0 ($c/$s)" test "$c/$s" = 0/0
+	# every size ran: 1 MiB is the last line of fi_pingpong's table
+	check "$name: every size up to 1 MiB checked" grep -qE '^1m +' "$cli"
+	rm -f "$srv" "$cli"
+}
+
+pingpong "msg, SR" "" -- -I 10 -S all -c
+pingpong "tagged, SR" "" -- -m tagged -I 10 -S all -c
+pingpong "msg, EC" "FI_SDR_POLICY=ec" -- -I 5 -S all -c
+
+# NONE: the server's endpoint is refused, saying why (it creates it once
+# the client reached its control port), and the client, its peer gone,
+# fails instead of waiting
+port=$((port + 1))
+srv=$(mktemp)
+FI_SDR_POLICY=none timeout 60 fi_pingpong -p sdr -e rdm -B "$port" -d rxe1 -I 1 >"$srv" 2>&1 &
+s=$!
+wait_listen "$port"
+out=$(FI_SDR_POLICY=none timeout 60 fi_pingpong -p sdr -e rdm -P "$port" -d rxe0 -I 1 198.18.0.2 2>&1)
+c=$?
+wait "$s"
+s=$?
+printf '%s\n' "$out" | sed 's/^/# client: /' | head -n 3
+sed 's/^/# server: /' "$srv" | head -n 3
+check "FI_SDR_POLICY=none: the endpoint refused with a message, both ends fail (exit $c/$s)" \
+	eval 'test "$c" != 0 -a "$c" != 124 -a "$s" != 0 -a "$s" != 124 &&
+	      grep -q "not a reliable sdr policy" "$srv"'
+rm -f "$srv"
+done_testing
