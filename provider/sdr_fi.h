@@ -28,6 +28,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_prov.h>
 
@@ -140,6 +141,7 @@ struct sdr_fi_unexp {
 	struct sdr_fi_conn *conn;
 	struct sdr_recv *rh;
 	uint32_t len;			/* the message's bytes, header included */
+	void *claim;			/* FI_CLAIM: the context it is kept for */
 };
 
 struct sdr_fi_ep {
@@ -157,6 +159,7 @@ struct sdr_fi_ep {
 	struct sdr_fi_conn *conns;
 	struct sdr_fi_op *posted_msg, *posted_tag;	/* FIFO each */
 	struct sdr_fi_unexp *unexp;			/* FIFO */
+	struct sdr_fi_unexp *claimed;			/* FI_PEEK | FI_CLAIM */
 	struct sdr_fi_op *tx_ops;			/* sends in flight */
 	uint32_t tx_inflight;
 	uint64_t bad_msgs;		/* malformed messages dropped */

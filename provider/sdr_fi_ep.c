@@ -688,15 +688,190 @@ static ssize_t ep_trecvv(struct fid_ep *fep, const struct iovec *iov,
 			context);
 }
 
+/*
+ * FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)), on the messages that came
+ * before a receive took them.  PEEK: is one there that matches?  Its
+ * completion gives its length, tag and CQ data, or an FI_ENOMSG error
+ * completion says there is none; with CLAIM it is kept for the receive
+ * that names the same context and FI_CLAIM, with DISCARD it is dropped.
+ * CLAIM alone takes the kept message into the buffer, CLAIM | DISCARD
+ * drops it.
+ */
+static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
+			  uint64_t flags)
+{
+	uint64_t cflags = FI_RECV | FI_TAGGED;
+	struct sdr_fi_unexp *u, **up;
+	const struct sdr_fi_hdr *h;
+	ssize_t ret = 0;
+
+	if ((flags & (FI_PEEK | FI_CLAIM)) == 0 ||
+	    ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM))))
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	sdr_fi_progress(ep->dom);
+	if (flags & FI_PEEK) {
+		for (up = &ep->unexp; (u = *up); up = &u->next) {
+			h = sdr_recv_data(u->rh);
+			if ((h->op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
+			    tag_match(msg->tag, h->tag, msg->ignore))
+				break;
+		}
+		if (!u) {
+			report_err(ep->rx_cq, msg->context, cflags, FI_ENOMSG,
+				   0, 0, 0, msg->tag);
+			goto out;
+		}
+		h = sdr_recv_data(u->rh);
+		if (h->op & SDR_FI_F_DATA)
+			cflags |= FI_REMOTE_CQ_DATA;
+		report(ep->rx_cq, msg->context, cflags, u->len - SDR_FI_HDR,
+		       NULL, h->op & SDR_FI_F_DATA ? h->data : 0, h->tag);
+		if (flags & (FI_CLAIM | FI_DISCARD)) {
+			*up = u->next;
+			if (flags & FI_DISCARD) {
+				recycle(u->conn, u->rh);
+				free(u);
+			} else {
+				u->claim = msg->context;
+				u->next = ep->claimed;
+				ep->claimed = u;
+			}
+		}
+		goto out;
+	}
+	/* FI_CLAIM: the message a PEEK | CLAIM kept for this context */
+	for (up = &ep->claimed; (u = *up); up = &u->next)
+		if (u->claim == msg->context)
+			break;
+	if (!u) {
+		ret = -FI_EINVAL;
+		goto out;
+	}
+	*up = u->next;
+	if (flags & FI_DISCARD) {
+		h = sdr_recv_data(u->rh);
+		report(ep->rx_cq, msg->context, cflags, 0, NULL, 0, h->tag);
+	} else {
+		struct sdr_fi_op *op = calloc(1, sizeof(*op));
+
+		if (!op) {
+			u->next = ep->claimed;
+			ep->claimed = u;
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		op->context = msg->context;
+		op->buf = msg->iov_count ? msg->msg_iov->iov_base : NULL;
+		op->len = msg->iov_count ? msg->msg_iov->iov_len : 0;
+		op->flags = cflags;
+		op->report = true;
+		deliver(ep, op, sdr_recv_data(u->rh), u->len);
+	}
+	recycle(u->conn, u->rh);
+	free(u);
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
 static ssize_t ep_trecvmsg(struct fid_ep *fep,
 			   const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	if (msg->iov_count > 1)
 		return -FI_EINVAL;
+	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+		return peek_claim(ep_of(fep), msg,
+				  flags & ~(uint64_t)(FI_COMPLETION | FI_MORE));
 	return do_recv(ep_of(fep), msg->iov_count ? msg->msg_iov->iov_base :
 		       NULL, msg->iov_count ? msg->msg_iov->iov_len : 0,
 		       msg->context, true, msg->tag, msg->ignore, flags);
 }
+
+/* RMA is not offered (fi_getinfo() refuses FI_RMA): every call fails. */
+static ssize_t no_rma_read(struct fid_ep *ep, void *buf, size_t len,
+			   void *desc, fi_addr_t src, uint64_t addr,
+			   uint64_t key, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)src; (void)addr;
+	(void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t no_rma_readv(struct fid_ep *ep, const struct iovec *iov,
+			    void **desc, size_t count, fi_addr_t src,
+			    uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)src; (void)addr;
+	(void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t no_rma_msg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			  uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t no_rma_write(struct fid_ep *ep, const void *buf, size_t len,
+			    void *desc, fi_addr_t dest, uint64_t addr,
+			    uint64_t key, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)dest; (void)addr;
+	(void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t no_rma_writev(struct fid_ep *ep, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t dest,
+			     uint64_t addr, uint64_t key, void *context)
+{
+	return no_rma_readv(ep, iov, desc, count, dest, addr, key, context);
+}
+
+static ssize_t no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+			     fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	(void)ep; (void)buf; (void)len; (void)dest; (void)addr; (void)key;
+	return -FI_ENOSYS;
+}
+
+static ssize_t no_rma_writedata(struct fid_ep *ep, const void *buf,
+				size_t len, void *desc, uint64_t data,
+				fi_addr_t dest, uint64_t addr, uint64_t key,
+				void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)data; (void)dest;
+	(void)addr; (void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t no_rma_injectdata(struct fid_ep *ep, const void *buf,
+				 size_t len, uint64_t data, fi_addr_t dest,
+				 uint64_t addr, uint64_t key)
+{
+	(void)ep; (void)buf; (void)len; (void)data; (void)dest; (void)addr;
+	(void)key;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_rma ep_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = no_rma_read,
+	.readv = no_rma_readv,
+	.readmsg = no_rma_msg,
+	.write = no_rma_write,
+	.writev = no_rma_writev,
+	.writemsg = no_rma_msg,
+	.inject = no_rma_inject,
+	.writedata = no_rma_writedata,
+	.injectdata = no_rma_injectdata,
+};
 
 static struct fi_ops_msg ep_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
@@ -984,6 +1159,10 @@ static int ep_close(struct fid *fid)
 		ep->unexp = u->next;
 		free(u);
 	}
+	while ((u = ep->claimed)) {
+		ep->claimed = u->next;
+		free(u);
+	}
 	while ((op = ep->posted_msg)) {
 		ep->posted_msg = op->next;
 		free(op);
@@ -1084,6 +1263,7 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep.cm = &ep_cm_ops;
 	ep->ep.msg = &ep_msg_ops;
 	ep->ep.tagged = &ep_tagged_ops;
+	ep->ep.rma = &ep_rma_ops;
 	pthread_mutex_lock(&dom->lock);
 	dom->refs++;
 	pthread_mutex_unlock(&dom->lock);

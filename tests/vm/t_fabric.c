@@ -8,17 +8,22 @@
  * match under their ignore bits, also messages that came before their
  * receive (unexpected); a short receive completes FI_ETRUNC with the
  * overflow in olen; a cancelled receive completes FI_ECANCELED; remote CQ
- * data arrives; the address vector inserts, looks up, prints and removes;
+ * data arrives; FI_PEEK, FI_CLAIM and FI_DISCARD work on waiting
+ * messages; both endpoints send to each other at once, each connecting
+ * while the other does; the address vector inserts, looks up, prints and
+ * removes;
  * bad calls get their error codes; a send to an address no endpoint
  * listens on fails, and nothing hangs.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "harness.h"
@@ -389,6 +394,161 @@ TEST_F_T(fab, truncation_and_remote_data, 120)
 	EXPECT_EQ(first_not(self->rbuf, 'i', 64), -1);
 	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);	/* senddata's */
 	EXPECT_EQ(next_comp(&self->a, &e, &err, 500), 0);	/* none for inject */
+}
+
+/* FI_PEEK, FI_CLAIM, FI_DISCARD on messages that wait for a receive. */
+TEST_F_T(fab, peek_claim_discard, 120)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	struct iovec iov = { self->rbuf, 1000 };
+	struct fi_msg_tagged m = { .msg_iov = &iov, .iov_count = 1,
+				   .addr = FI_ADDR_UNSPEC, .ignore = 0 };
+	struct fi_context claim_ctx, peek_ctx;
+
+	memset(self->sbuf, 'p', 300);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, 300, 0x31, NULL), 0);
+	memset(self->sbuf, 'q', 40);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, 40, 0x32, NULL), 0);
+	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+
+	/* nothing tagged 0x33: FI_ENOMSG */
+	m.tag = 0x33;
+	m.context = &peek_ctx;
+	ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_PEEK), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 5000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ENOMSG);
+	/* 0x31 is there: its length and tag, and it stays */
+	m.tag = 0x31;
+	ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_PEEK), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 5000), 1);
+	EXPECT_EQ(e.len, 300);
+	EXPECT_EQ(e.tag, 0x31);
+	EXPECT_EQ(e.op_context, &peek_ctx);
+	/* claimed: an ordinary receive no longer takes it */
+	m.context = &claim_ctx;
+	ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_PEEK | FI_CLAIM), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 5000), 1);
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf + 2000, 1000, NULL,
+			   FI_ADDR_UNSPEC, 0x31, 0, (void *)77), 0);
+	EXPECT_EQ(next_comp(&self->b, &e, &err, 500), 0);
+	/* the claim takes it into the buffer */
+	memset(self->rbuf, 0, 1000);
+	ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_CLAIM), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 5000), 1);
+	EXPECT_EQ(e.op_context, &claim_ctx);
+	EXPECT_EQ(e.len, 300);
+	EXPECT_EQ(first_not(self->rbuf, 'p', 300), -1);
+	EXPECT_EQ(first_not(self->rbuf + 300, 0, 700), -1);
+	/* a claim for a context that claimed nothing */
+	EXPECT_EQ(fi_trecvmsg(self->b.ep, &m, FI_CLAIM), -FI_EINVAL);
+	/* discard 0x32 without reading it: gone */
+	m.tag = 0x32;
+	m.context = &peek_ctx;
+	ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_PEEK | FI_DISCARD), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 5000), 1);
+	EXPECT_EQ(e.tag, 0x32);
+	ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_PEEK), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 5000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ENOMSG);
+	EXPECT_EQ(fi_trecvmsg(self->b.ep, &m, FI_DISCARD), -FI_EBADFLAGS);
+	EXPECT_EQ(fi_cancel(&self->b.ep->fid, (void *)77), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 1000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ECANCELED);
+	/* RMA is not offered: its calls fail */
+	EXPECT_EQ(fi_write(self->a.ep, self->sbuf, 8, NULL, self->a.peer, 0, 0,
+			   NULL), -FI_ENOSYS);
+}
+
+struct both_arg {
+	struct side *from;
+	uint64_t seed;
+	int ret;
+	int recvd;	/* receive completions it read meanwhile */
+};
+
+/* 16 messages of 64 KiB from one side, hashed by their seed. */
+static void *send_16(void *p)
+{
+	struct both_arg *a = p;
+	uint8_t *buf = malloc(65536);
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int i, done = 0;
+
+	a->ret = -1;
+	if (!buf)
+		return NULL;
+	for (i = 0; i < 16; i++) {
+		random_fill(buf, 65536, a->seed + i);
+		if (tsend(a->from, buf, 65536, 9, NULL))
+			goto out;
+	}
+	/* the CQ holds both directions' completions: count the sends */
+	while (done < 16) {
+		int r = next_comp(a->from, &e, &err, 60000);
+
+		if (r != 1)
+			goto out;
+		if (e.flags & FI_SEND)
+			done++;
+		else
+			a->recvd++;
+	}
+	a->ret = 0;
+out:
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Both endpoints send to each other at once (each connects while the
+ * other does): every message arrives whole.  Receives are posted first,
+ * so the sending threads see only send completions.
+ */
+TEST_F_T(fab, both_ways_at_once, 180)
+{
+	struct both_arg aa = { &self->a, 500, 0, 0 }, ba = { &self->b, 700, 0, 0 };
+	uint8_t *ra = malloc(16 * 65536), *rb = malloc(16 * 65536);
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	pthread_t ta, tb;
+	int i;
+
+	ASSERT_TRUE(ra && rb);
+	/* large receives first, then the senders; completions come later */
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(fi_trecv(self->a.ep, ra + i * 65536, 65536, NULL,
+				   FI_ADDR_UNSPEC, 9, 0,
+				   (void *)(uintptr_t)(100 + i)), 0);
+		ASSERT_EQ(fi_trecv(self->b.ep, rb + i * 65536, 65536, NULL,
+				   FI_ADDR_UNSPEC, 9, 0,
+				   (void *)(uintptr_t)(200 + i)), 0);
+	}
+	ASSERT_EQ(pthread_create(&ta, NULL, send_16, &aa), 0);
+	ASSERT_EQ(pthread_create(&tb, NULL, send_16, &ba), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	EXPECT_EQ(aa.ret, 0);
+	EXPECT_EQ(ba.ret, 0);
+	/* the receive completions the sending threads did not read */
+	int got_a = aa.recvd, got_b = ba.recvd;
+
+	while (got_a < 16 && next_comp(&self->a, &e, &err, 30000) == 1)
+		got_a += !!(e.flags & FI_RECV);
+	while (got_b < 16 && next_comp(&self->b, &e, &err, 30000) == 1)
+		got_b += !!(e.flags & FI_RECV);
+	EXPECT_EQ(got_a, 16);
+	EXPECT_EQ(got_b, 16);
+	for (i = 0; i < 16; i++) {
+		random_fill(self->sbuf, 65536, 700 + i);
+		EXPECT_EQ(memcmp(ra + i * 65536, self->sbuf, 65536), 0);
+		random_fill(self->sbuf, 65536, 500 + i);
+		EXPECT_EQ(memcmp(rb + i * 65536, self->sbuf, 65536), 0);
+	}
+	free(ra);
+	free(rb);
 }
 
 TEST_F_T(fab, av_and_errors, 120)
