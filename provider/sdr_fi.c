@@ -686,10 +686,20 @@ static int no_wait_open(struct fid_fabric *f, struct fi_wait_attr *a,
 	return -FI_ENOSYS;
 }
 
-static int no_trywait(struct fid_fabric *f, struct fid **fids, int count)
+/* fi_trywait(): 0 when none of the CQs has a completion ready. */
+static int fab_trywait(struct fid_fabric *f, struct fid **fids, int count)
 {
-	(void)f; (void)fids; (void)count;
-	return -FI_ENOSYS;
+	int i, ret;
+
+	(void)f;
+	for (i = 0; i < count; i++) {
+		if (fids[i]->fclass != FI_CLASS_CQ)
+			return -FI_EINVAL;
+		ret = sdr_fi_cq_trywait(fids[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static struct fi_ops_fabric fab_ops = {
@@ -698,7 +708,7 @@ static struct fi_ops_fabric fab_ops = {
 	.passive_ep = no_passive_ep,
 	.eq_open = fab_eq_open,
 	.wait_open = no_wait_open,
-	.trywait = no_trywait,
+	.trywait = fab_trywait,
 	.domain2 = fab_domain2,
 };
 

@@ -89,6 +89,7 @@ struct sdr_fi_cq {
 	struct fid_cq cq;
 	struct sdr_fi_domain *dom;
 	enum fi_cq_format format;
+	enum fi_wait_obj wait_obj;		/* NONE or FD */
 	struct fi_cq_tagged_entry *ring;	/* completions, FIFO */
 	uint32_t cap, head, count;
 	struct fi_cq_err_entry *err;		/* error completions, FIFO */
@@ -179,6 +180,7 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 void sdr_fi_progress(struct sdr_fi_domain *dom);
 int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e);
 int sdr_fi_cq_push_err(struct sdr_fi_cq *cq, const struct fi_cq_err_entry *e);
+int sdr_fi_cq_trywait(struct fid *fid);
 int sdr_fi_av_get(struct sdr_fi_av *av, fi_addr_t a, struct sockaddr_in *out);
 
 /* the devices and their addresses */

@@ -8,9 +8,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sdr_fi.h"
 
@@ -132,18 +134,66 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	return ret;
 }
 
-static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait for completions: what cq_read() finds, else sleep in poll(2) on the
+ * device's file (readable while the context's completion ring holds an
+ * entry) and read again, until @timeout ms (< 0: forever) have passed.
+ */
+static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 			const void *cond, int timeout)
 {
-	(void)cq; (void)buf; (void)count; (void)cond; (void)timeout;
-	return -FI_ENOSYS;	/* no wait object (FI_WAIT_NONE only) */
+	struct sdr_fi_cq *cq = container_of(fcq, struct sdr_fi_cq, cq);
+	int64_t end = timeout < 0 ? INT64_MAX : now_ms() + timeout;
+	struct pollfd pfd = { .fd = sdr_ctx_fd(cq->dom->ctx), .events = POLLIN };
+	ssize_t ret;
+
+	(void)cond;
+	if (cq->wait_obj == FI_WAIT_NONE)
+		return -FI_ENOSYS;
+	for (;;) {
+		int64_t left;
+
+		ret = cq_read(fcq, buf, count);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		left = end == INT64_MAX ? -1 : end - now_ms();
+		if (end != INT64_MAX && left <= 0)
+			return -FI_EAGAIN;
+		if (poll(&pfd, 1, left > 1000 || left < 0 ? 1000 : (int)left) < 0 &&
+		    errno != EINTR)
+			return -errno;
+	}
 }
 
 static ssize_t cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
-			    fi_addr_t *src, const void *cond, int timeout)
+			    fi_addr_t *src_addr, const void *cond, int timeout)
 {
-	(void)cq; (void)buf; (void)count; (void)src; (void)cond; (void)timeout;
-	return -FI_ENOSYS;
+	ssize_t ret = cq_sread(cq, buf, count, cond, timeout), i;
+
+	for (i = 0; src_addr && i < ret; i++)
+		src_addr[i] = FI_ADDR_NOTAVAIL;
+	return ret;
+}
+
+/* fi_trywait(): 0 when nothing is ready, so blocking on the fd is safe. */
+int sdr_fi_cq_trywait(struct fid *fid)
+{
+	struct sdr_fi_cq *cq = container_of(fid, struct sdr_fi_cq, cq.fid);
+	int ret;
+
+	pthread_mutex_lock(&cq->dom->lock);
+	sdr_fi_progress(cq->dom);
+	ret = cq->count || cq->err_count ? -FI_EAGAIN : 0;
+	pthread_mutex_unlock(&cq->dom->lock);
+	return ret;
 }
 
 static int cq_signal(struct fid_cq *cq)
@@ -194,11 +244,24 @@ static int cq_close(struct fid *fid)
 	return 0;
 }
 
+/* FI_GETWAIT: the device's file, for epoll (FI_WAIT_FD). */
+static int cq_control(struct fid *fid, int command, void *arg)
+{
+	struct sdr_fi_cq *cq = container_of(fid, struct sdr_fi_cq, cq.fid);
+
+	if (command != FI_GETWAIT)
+		return -FI_ENOSYS;
+	if (cq->wait_obj != FI_WAIT_FD)
+		return -FI_ENODATA;
+	*(int *)arg = sdr_ctx_fd(cq->dom->ctx);
+	return 0;
+}
+
 static struct fi_ops cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cq_close,
 	.bind = sdr_fi_no_bind,
-	.control = sdr_fi_no_control,
+	.control = cq_control,
 	.ops_open = sdr_fi_no_ops_open,
 };
 
@@ -213,7 +276,10 @@ int sdr_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		return -FI_EINVAL;
 	if (attr->flags)
 		return -FI_EBADFLAGS;
-	if (attr->wait_obj != FI_WAIT_NONE)
+	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
+	    attr->wait_obj != FI_WAIT_FD)
+		return -FI_ENOSYS;
+	if (attr->wait_cond != FI_CQ_COND_NONE)
 		return -FI_ENOSYS;
 	switch (attr->format) {
 	case FI_CQ_FORMAT_UNSPEC:
@@ -229,6 +295,8 @@ int sdr_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (!cq)
 		return -FI_ENOMEM;
 	cq->dom = dom;
+	cq->wait_obj = attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD :
+		       attr->wait_obj;
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->cap = attr->size ? (uint32_t)attr->size : SDR_FI_CQ_SIZE;

@@ -8,7 +8,8 @@
  * match under their ignore bits, also messages that came before their
  * receive (unexpected); a short receive completes FI_ETRUNC with the
  * overflow in olen; a cancelled receive completes FI_ECANCELED; remote CQ
- * data arrives; FI_PEEK, FI_CLAIM and FI_DISCARD work on waiting
+ * data arrives; CQ wait objects sleep and wake; FI_PEEK, FI_CLAIM and
+ * FI_DISCARD work on waiting
  * messages; both endpoints send to each other at once, each connecting
  * while the other does; the address vector inserts, looks up, prints and
  * removes;
@@ -16,6 +17,7 @@
  * listens on fails, and nothing hangs.
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -57,10 +59,11 @@ static struct fi_info *info_of(const char *dev, uint64_t caps)
 	return info;
 }
 
-static int side_open(struct side *s, const char *dev)
+static int side_open_w(struct side *s, const char *dev,
+		       enum fi_wait_obj wait)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
-				  .wait_obj = FI_WAIT_NONE };
+				  .wait_obj = wait };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
 
 	s->info = info_of(dev, FI_MSG | FI_TAGGED);
@@ -75,6 +78,11 @@ static int side_open(struct side *s, const char *dev)
 	    fi_ep_bind(s->ep, &s->av->fid, 0) || fi_enable(s->ep))
 		return -1;
 	return 0;
+}
+
+static int side_open(struct side *s, const char *dev)
+{
+	return side_open_w(s, dev, FI_WAIT_NONE);
 }
 
 static void side_close(struct side *s)
@@ -549,6 +557,53 @@ TEST_F_T(fab, both_ways_at_once, 180)
 	}
 	free(ra);
 	free(rb);
+}
+
+/*
+ * Wait objects: without one fi_cq_sread() is -FI_ENOSYS; with FI_WAIT_FD
+ * the CQ hands out the device's fd (FI_GETWAIT), fi_trywait() says whether
+ * blocking on it is safe, poll(2) wakes when a message is there and
+ * fi_cq_sread() sleeps until a completion or its timeout.
+ */
+TEST_F_T(fab, wait_objects, 120)
+{
+	struct fi_cq_tagged_entry e;
+	struct fid *fids[1];
+	struct pollfd pfd = { .events = POLLIN };
+	int64_t t0;
+	int fd = -1;
+
+	EXPECT_EQ(fi_cq_sread(self->b.cq, &e, 1, NULL, 10), -FI_ENOSYS);
+	EXPECT_EQ(fi_control(&self->b.cq->fid, FI_GETWAIT, &fd), -FI_ENODATA);
+	side_close(&self->b);
+	ASSERT_EQ(side_open_w(&self->b, dev1(), FI_WAIT_FD), 0);
+	ASSERT_EQ(know(&self->a, &self->b), 0);
+	ASSERT_EQ(know(&self->b, &self->a), 0);
+	ASSERT_EQ(fi_control(&self->b.cq->fid, FI_GETWAIT, &fd), 0);
+	ASSERT_GE(fd, 0);
+	fids[0] = &self->b.cq->fid;
+	EXPECT_EQ(fi_trywait(self->b.fabric, fids, 1), 0);
+	/* nothing comes: sread times out after about its timeout */
+	t0 = now_us();
+	EXPECT_EQ(fi_cq_sread(self->b.cq, &e, 1, NULL, 300), -FI_EAGAIN);
+	EXPECT_GE(now_us() - t0, 250000);
+	/* a message: the fd wakes, trywait says no, sread returns it */
+	ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 64, NULL, FI_ADDR_UNSPEC,
+			  (void *)5), 0);
+	memset(self->sbuf, 'w', 64);
+	ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 64, NULL, self->a.peer,
+			  NULL), 0);
+	pfd.fd = fd;
+	EXPECT_EQ(poll(&pfd, 1, 30000), 1);
+	EXPECT_EQ(fi_trywait(self->b.fabric, fids, 1), -FI_EAGAIN);
+	ASSERT_EQ(fi_cq_sread(self->b.cq, &e, 1, NULL, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 5);
+	EXPECT_EQ(first_not(self->rbuf, 'w', 64), -1);
+	/* and a send's completion wakes an sread blocked with no timeout */
+	ASSERT_EQ(fi_send(self->b.ep, self->sbuf, 64, NULL, self->b.peer,
+			  NULL), 0);
+	ASSERT_EQ(fi_cq_sread(self->b.cq, &e, 1, NULL, -1), 1);
+	EXPECT_TRUE(e.flags & FI_SEND);
 }
 
 TEST_F_T(fab, av_and_errors, 120)
