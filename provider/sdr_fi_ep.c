@@ -374,7 +374,15 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 	pthread_mutex_lock(&dom->lock);
 	c->connecting = false;
 	if (ret) {
-		c->dead = true;
+		struct sdr_fi_conn **pp;
+
+		/* nothing was sent on it: it goes, flow and all */
+		for (pp = &ep->conns; *pp; pp = &(*pp)->next)
+			if (*pp == c) {
+				*pp = c->next;
+				break;
+			}
+		conn_free(c);
 		return ret == -ETIMEDOUT || ret == -ECONNREFUSED ?
 			-FI_EHOSTUNREACH : ret;
 	}

@@ -17,6 +17,7 @@
  * listens on fails, and nothing hangs.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <rdma/fabric.h>
@@ -100,6 +101,24 @@ static void side_close(struct side *s)
 	if (s->info)
 		fi_freeinfo(s->info);
 	memset(s, 0, sizeof(*s));
+}
+
+/* The flows sdr holds on device @dev (its sysfs flows/ entries). */
+static int count_flows(const char *dev)
+{
+	char path[128];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows", dev);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 /* Insert @b's address into @a's AV. */
@@ -678,6 +697,13 @@ TEST_F_T(fab, send_to_nobody_fails, 120)
 	TH_LOG("send to nobody: %zd (%s) after %lld ms", ret,
 	       fi_strerror((int)-ret), (long long)(now_us() - t0) / 1000);
 	EXPECT_TRUE(ret == -FI_EHOSTUNREACH || ret == -FI_ECONNREFUSED);
+	/* again and again: each attempt fails alike, none leaves a flow */
+	int before = count_flows(dev0());
+
+	for (int k = 0; k < 20; k++)
+		ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 8, NULL, fa, NULL),
+			  ret);
+	EXPECT_EQ(count_flows(dev0()), before);
 	/* the real peer is still reachable */
 	ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 8, NULL, FI_ADDR_UNSPEC,
 			  NULL), 0);
