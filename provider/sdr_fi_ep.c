@@ -191,8 +191,6 @@ static void conn_rx_advance(struct sdr_fi_conn *c)
 			;
 		*pp = u;
 	}
-	if (!c->dead && !c->nposted && conn_post(c))
-		c->dead = true;
 }
 
 /* ---- progress: the domain's completions ---- */

@@ -382,6 +382,70 @@ TEST_F_T(fab, tags_ignore_bits_and_unexpected, 120)
 	EXPECT_EQ(fi_cancel(&self->b.ep->fid, (void *)9), -FI_ENOENT);
 }
 
+/*
+ * More messages than the flow has receive slots, the first 16 before any
+ * receive is posted: they wait in the receiver's 16 slots (a flow whose
+ * slots all hold unexpected messages must not be given up), and once
+ * receives come every one arrives, the later 8 too, in order.
+ */
+TEST_F_T(fab, more_unexpected_than_slots, 120)
+{
+	enum { N = 24 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	uint32_t sent = 0, got = 0, i;
+	int64_t end = now_us() + 90 * 1000000LL;
+	uint8_t bufs[N][128];
+
+	while (sent < N && now_us() < end) {
+		ssize_t ret;
+
+		memset(self->sbuf, 'A' + sent, 128);
+		ret = fi_tsend(self->a.ep, self->sbuf, 128, NULL, self->a.peer,
+			       0x40, NULL);
+		ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
+		sent += !ret;
+		while (next_comp(&self->a, &e, &err, 0) == 1)
+			;
+		/* the receiver progresses, with nothing posted */
+		EXPECT_EQ(next_comp(&self->b, &e, &err, 0), 0);
+		if (ret)
+			usleep(1000);
+		if (sent == 16)
+			break;
+	}
+	ASSERT_EQ(sent, 16);
+	/* give them time to land: the receiver's 16 slots hold them */
+	for (i = 0; i < 50; i++) {
+		EXPECT_EQ(next_comp(&self->b, &e, &err, 0), 0);
+		usleep(10000);
+	}
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(fi_trecv(self->b.ep, bufs[i], 128, NULL,
+				   FI_ADDR_UNSPEC, 0x40, 0,
+				   (void *)(uintptr_t)(i + 1)), 0);
+	while (got < N) {
+		int r;
+
+		ASSERT_LT(now_us(), end);
+		if (sent < N) {
+			memset(self->sbuf, 'A' + sent, 128);
+			if (!fi_tsend(self->a.ep, self->sbuf, 128, NULL,
+				      self->a.peer, 0x40, NULL))
+				sent++;
+		}
+		while (next_comp(&self->a, &e, &err, 0) == 1)
+			;
+		r = next_comp(&self->b, &e, &err, 1);
+		ASSERT_GE(r, 0);
+		if (!r)
+			continue;
+		i = got++;
+		ASSERT_EQ((uintptr_t)e.op_context, i + 1);
+		EXPECT_EQ(first_not(bufs[i], 'A' + i, 128), -1);
+	}
+}
+
 /* A receive shorter than its message: FI_ETRUNC, the overflow in olen. */
 TEST_F_T(fab, truncation_and_remote_data, 120)
 {
