@@ -100,7 +100,6 @@ struct sdr_fi_cq {
 struct sdr_fi_av {
 	struct fid_av av;
 	struct sdr_fi_domain *dom;
-	enum fi_av_type type;
 	struct sockaddr_in *addr;	/* index = fi_addr */
 	bool *valid;
 	size_t n, cap;
@@ -163,7 +162,6 @@ struct sdr_fi_ep {
 	struct sdr_fi_unexp *claimed;			/* FI_PEEK | FI_CLAIM */
 	struct sdr_fi_op *tx_ops;			/* sends in flight */
 	uint32_t tx_inflight;
-	uint64_t bad_msgs;		/* malformed messages dropped */
 };
 
 /* objects */

@@ -521,7 +521,6 @@ int sdr_fi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (!av)
 		return -FI_ENOMEM;
 	av->dom = dom;
-	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	av->av.fid.fclass = FI_CLASS_AV;
 	av->av.fid.context = context;
 	av->av.fid.ops = &av_fi_ops;

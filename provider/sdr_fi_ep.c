@@ -166,7 +166,7 @@ static void conn_rx_advance(struct sdr_fi_conn *c)
 		    ((h->op & SDR_FI_OP_MASK) != SDR_FI_OP_MSG &&
 		     (h->op & SDR_FI_OP_MASK) != SDR_FI_OP_TAGGED) ||
 		    (h->op & ~(uint32_t)(SDR_FI_OP_MASK | SDR_FI_F_DATA))) {
-			ep->bad_msgs++;
+			/* not a message of this provider: dropped */
 			recycle(c, rh);
 			continue;
 		}
