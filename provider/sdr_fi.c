@@ -91,7 +91,7 @@ static bool hints_refused(const struct fi_info *h)
 {
 	if (!h)
 		return false;
-	if (h->caps & ~(SDR_FI_CAPS | FI_REMOTE_COMM))
+	if (h->caps & ~(uint64_t)SDR_FI_CAPS)
 		return true;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
 	    h->ep_attr->type != FI_EP_RDM)
@@ -130,7 +130,7 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	if (!fi)
 		return NULL;
 	if (h && h->caps) {
-		caps = h->caps & (SDR_FI_CAPS | FI_REMOTE_COMM);
+		caps = h->caps & SDR_FI_CAPS;
 		if (!(caps & (FI_SEND | FI_RECV)))
 			caps |= FI_SEND | FI_RECV;
 	}
@@ -153,14 +153,17 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	}
 
 	fi->tx_attr->caps = caps & ~FI_RECV;
-	fi->tx_attr->op_flags = 0;
+	/* FI_COMPLETION as default operation flag, if asked for */
+	fi->tx_attr->op_flags = h && h->tx_attr ?
+		h->tx_attr->op_flags & FI_COMPLETION : 0;
 	fi->tx_attr->msg_order = FI_ORDER_SAS;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = SDR_FI_INJECT;
 	fi->tx_attr->size = SDR_FI_TX_SIZE;
 	fi->tx_attr->iov_limit = 1;
 	fi->rx_attr->caps = caps & ~FI_SEND;
-	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->op_flags = h && h->rx_attr ?
+		h->rx_attr->op_flags & FI_COMPLETION : 0;
 	fi->rx_attr->msg_order = FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->size = SDR_FI_RX_SIZE;
@@ -170,6 +173,7 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->protocol_version = 1;
 	fi->ep_attr->max_msg_size = SDR_FI_MAX_MSG;
+	fi->ep_attr->mem_tag_format = ~(uint64_t)0;	/* all 64 bits match */
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 
@@ -189,7 +193,7 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	fi->domain_attr->rx_ctx_cnt = 64;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->caps = FI_REMOTE_COMM;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
 
 	fi->fabric_attr->name = strdup(SDR_FI_NAME);
 	fi->fabric_attr->prov_version = SDR_FI_VERSION;
@@ -219,6 +223,8 @@ static int sdr_fi_getinfo(uint32_t version, const char *node,
 		return -FI_ENODATA;
 	if (hints && hints->domain_attr && hints->domain_attr->name)
 		want_dev = hints->domain_attr->name;
+	else
+		want_dev = getenv("FI_SDR_DEVICE");
 	if (node && (flags & FI_SOURCE)) {
 		if (addr_parse(node, service, &want_src))
 			return -FI_ENODATA;

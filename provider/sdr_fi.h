@@ -9,9 +9,10 @@
  * queues.  An endpoint sends to a peer over a flow it connects through
  * rdma_cm on the first send (sdr_cm_connect()), and receives over the
  * flows its listener accepted (a thread of its own answers requests);
- * every message carries a 24-byte header (op, tag, remote CQ data) in
- * front of its bytes, is matched against the posted receives in software
- * and copied out of the flow's receive slot once.
+ * every message carries a 32-byte header (op, tag, remote CQ data,
+ * length, the sender's port) in front of its bytes, goes in parts of at
+ * most 1 MiB, is matched against the posted receives in software and
+ * copied out of the flow's receive slots once.
  */
 #ifndef SDR_FI_H
 #define SDR_FI_H
@@ -43,30 +44,41 @@
 #define SDR_FI_VERSION		FI_VERSION(0, 1)
 #define SDR_FI_API		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
-/* The header in front of every message's bytes. */
+/*
+ * The header in front of every part's bytes.  A message of more than
+ * SDR_FI_PART bytes goes as several sdr messages (parts) back to back on
+ * its flow, the first carrying the header's fields, the others
+ * SDR_FI_F_CONT.
+ */
 struct sdr_fi_hdr {
 	uint32_t magic;		/* SDR_FI_MAGIC */
-	uint32_t op;		/* SDR_FI_OP_* | SDR_FI_F_* */
+	uint16_t op;		/* SDR_FI_OP_* | SDR_FI_F_* */
+	uint16_t port;		/* the sender's listener port, network order */
 	uint64_t tag;		/* FI_TAGGED only */
 	uint64_t data;		/* remote CQ data, with SDR_FI_F_DATA */
+	uint64_t len;		/* the message's bytes, all its parts */
 };
-#define SDR_FI_MAGIC		0x53444649U	/* "SDFI" */
+#define SDR_FI_MAGIC		0x53444632U	/* "SDF2" */
 #define SDR_FI_OP_MSG		1
 #define SDR_FI_OP_TAGGED	2
 #define SDR_FI_OP_MASK		0xff
 #define SDR_FI_F_DATA		0x100
+#define SDR_FI_F_CONT		0x200
 #define SDR_FI_HDR		((uint32_t)sizeof(struct sdr_fi_hdr))
 
 /* Limits, also what fi_getinfo() reports. */
-#define SDR_FI_MAX_MSG		(1U << 20)	/* application bytes a message */
-#define SDR_FI_SLOTS		16		/* messages in flight a flow */
+#define SDR_FI_MAX_MSG		(1ULL << 30)	/* application bytes a message */
+#define SDR_FI_PART		(1U << 20)	/* application bytes a part */
+#define SDR_FI_UNEXP_BYTES	(256U << 20)	/* unexpected messages held */
+#define SDR_FI_SLOTS		16		/* parts in flight a flow */
 #define SDR_FI_INJECT		4096
 #define SDR_FI_TX_SIZE		256
 #define SDR_FI_RX_SIZE		256
 #define SDR_FI_CQ_SIZE		1024
 #define SDR_FI_CONNECT_MS	10000
 
-#define SDR_FI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV)
+#define SDR_FI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+			 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 struct sdr_fi_domain;
 struct sdr_fi_ep;
@@ -106,42 +118,82 @@ struct sdr_fi_av {
 	int refs;			/* endpoints bound */
 };
 
+/* A send slot's part, what its completion's user_data points at. */
+struct sdr_fi_part {
+	struct sdr_fi_conn *conn;
+	uint32_t slot;
+};
+
 /* A flow to or from one peer. */
 struct sdr_fi_conn {
 	struct sdr_fi_conn *next;
 	struct sdr_fi_ep *ep;
 	struct sdr_flow *flow;
-	struct sockaddr_in peer;	/* send flows: the peer's listener */
+	/*
+	 * tx: the peer's listener; rx: the peer's address (rdma_cm's) and the
+	 * listener port its first message named (port_known)
+	 */
+	struct sockaddr_in peer;
+	bool port_known;
 	bool tx;			/* we connected it, to send */
 	bool connecting;		/* tx: the peer has not answered yet */
 	bool dead;			/* failed, or its peer went away */
 	uint32_t stride;		/* send slot stride */
 	uint32_t free_slots;		/* bit i: send slot i unused */
-	/* rx: the posted receives, oldest first (it takes the next message) */
+	/* tx: the send each busy slot carries a part of */
+	struct sdr_fi_op *slot_op[SDR_FI_SLOTS];
+	struct sdr_fi_part part[SDR_FI_SLOTS];
+	/* tx: sends not wholly posted yet, oldest first */
+	struct sdr_fi_op *txq, **txq_tail;
+	/* rx: the posted receives, oldest first (it takes the next part) */
 	struct sdr_recv *rq[SDR_FI_SLOTS];
 	uint32_t rq_head, nposted;
+	bool stalled;			/* rx: a message waits for room */
+	/* rx: the message whose further parts come next, and where to */
+	struct sdr_fi_hdr cur;
+	uint64_t cur_got;
+	struct sdr_fi_op *cur_op;	/* a receive that took it ... */
+	struct sdr_fi_unexp *cur_u;	/* ... or its unexpected copy */
 };
 
-/* A posted fi_recv / fi_trecv, or an operation in flight. */
+/* A posted fi_recv / fi_trecv, or a send. */
 struct sdr_fi_op {
-	struct sdr_fi_op *next;
+	struct sdr_fi_op *next;		/* a posted list, or ep->tx_ops */
+	struct sdr_fi_op *qnext;	/* send: its flow's queue */
 	void *context;
 	void *buf;
 	size_t len;
 	uint64_t tag, ignore;
 	uint64_t flags;			/* FI_MSG / FI_TAGGED | FI_RECV/SEND */
-	struct sdr_fi_conn *conn;	/* send: its flow; recv: unused */
-	uint32_t slot;			/* send: its send slot */
 	bool report;			/* a completion is wanted */
+	/* recv: FI_DIRECTED_RECV, only from this peer's endpoint */
+	bool directed;
+	struct sockaddr_in from;
+	/* send */
+	struct sdr_fi_conn *conn;
+	void *owned;			/* FI_INJECT: buf, a copy */
+	uint64_t data;
+	uint16_t kind;			/* SDR_FI_OP_* | SDR_FI_F_DATA */
+	bool started, queued;
+	size_t off;			/* bytes posted */
+	uint32_t parts;			/* parts posted, not complete */
+	int err, prov_errno;		/* the first failure */
 };
 
-/* A message that came before its receive was posted. */
+/*
+ * A message that came before its receive was posted, copied out of its
+ * slots (so that the flow goes on) part by part.
+ */
 struct sdr_fi_unexp {
 	struct sdr_fi_unexp *next;
 	struct sdr_fi_conn *conn;
-	struct sdr_recv *rh;
-	uint32_t len;			/* the message's bytes, header included */
+	struct sdr_fi_hdr h;
+	uint8_t *heap;			/* h.len bytes */
+	uint64_t got;			/* bytes arrived */
 	void *claim;			/* FI_CLAIM: the context it is kept for */
+	/* taken (off every list) before its last part came: for taker */
+	bool taken;
+	struct sdr_fi_op *taker;	/* NULL: discarded */
 };
 
 struct sdr_fi_ep {
@@ -160,8 +212,10 @@ struct sdr_fi_ep {
 	struct sdr_fi_op *posted_msg, *posted_tag;	/* FIFO each */
 	struct sdr_fi_unexp *unexp;			/* FIFO */
 	struct sdr_fi_unexp *claimed;			/* FI_PEEK | FI_CLAIM */
-	struct sdr_fi_op *tx_ops;			/* sends in flight */
+	struct sdr_fi_op *tx_ops;			/* sends not complete */
 	uint32_t tx_inflight;
+	uint64_t unexp_bytes;		/* held by unexpected heap copies */
+	bool directed;			/* FI_DIRECTED_RECV */
 };
 
 /* objects */

@@ -11,15 +11,26 @@
  * lock so that both ends may connect to each other at once; the endpoint
  * sends to the peer over that flow only.
  *
- * Messages.  A send copies the header and the application's bytes into a
- * free slot of the flow's send region and posts it; its completion (sdr's:
- * the receiver has every byte) frees the slot and reports.  A flow's
- * messages are taken in the order they were sent (the n-th receive of a
- * flow holds its n-th message, and the oldest is taken first), matched
+ * Messages.  A message goes in parts of at most SDR_FI_PART bytes, each
+ * one sdr message: a send joins its flow's queue, and while the flow has a
+ * free send slot the queue's oldest send copies its next part, behind a
+ * header (kind, tag, CQ data, the message's length, the sender's listener
+ * port), into it and posts it.  A part's completion (sdr's: the receiver
+ * has every byte) frees its slot; the last one reports the send.  So the
+ * application's buffer is read until its send completes (FI_INJECT: a
+ * copy is), and a flow's parts arrive in the order of its messages.
+ *
+ * A flow's parts are taken in the order they were sent (the n-th receive
+ * of a flow holds its n-th part, and the oldest is taken first), each
+ * checked against what may come next.  A message's first part is matched
  * against the posted receives (FI_MSG: the oldest; FI_TAGGED: the oldest
- * whose tag matches under its ignore bits) and copied into the
- * application's buffer; a message no receive matches waits, in its slot,
- * on the unexpected list.
+ * whose tag matches under its ignore bits; FI_DIRECTED_RECV: from the
+ * endpoint named, the flow's peer address and the port its parts carry)
+ * and it and the further parts are copied into the application's buffer.
+ * A message no receive matches is copied out to the unexpected list (at
+ * most SDR_FI_UNEXP_BYTES an endpoint; beyond, the flow waits with it in
+ * its slot until a receive takes it or room is made), so its slots go
+ * back to the flow at once.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -75,8 +86,21 @@ static bool tag_match(uint64_t a, uint64_t b, uint64_t ignore)
 	return !((a ^ b) & ~ignore);
 }
 
+/* Does receive @op take message @h that came over @c? */
+static bool op_takes(const struct sdr_fi_op *op, const struct sdr_fi_conn *c,
+		     const struct sdr_fi_hdr *h)
+{
+	if ((h->op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
+	    !tag_match(op->tag, h->tag, op->ignore))
+		return false;
+	return !op->directed ||
+	       (op->from.sin_addr.s_addr == c->peer.sin_addr.s_addr &&
+		op->from.sin_port == c->peer.sin_port);
+}
+
 /* A posted receive the message takes, unlinked, or NULL. */
 static struct sdr_fi_op *match_posted(struct sdr_fi_ep *ep,
+				      const struct sdr_fi_conn *c,
 				      const struct sdr_fi_hdr *h)
 {
 	struct sdr_fi_op **pp = (h->op & SDR_FI_OP_MASK) == SDR_FI_OP_MSG ?
@@ -84,8 +108,7 @@ static struct sdr_fi_op *match_posted(struct sdr_fi_ep *ep,
 	struct sdr_fi_op *op;
 
 	for (; (op = *pp); pp = &op->next) {
-		if ((h->op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
-		    !tag_match(op->tag, h->tag, op->ignore))
+		if (!op_takes(op, c, h))
 			continue;
 		*pp = op->next;
 		return op;
@@ -108,97 +131,306 @@ static int conn_post(struct sdr_fi_conn *c)
 	return 0;
 }
 
-/* Copy a message into the receive @op took and report it; free @op. */
-static void deliver(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
-		    const void *msg, uint32_t msg_len)
+/* Receive @op holds message @h whole (its bytes copied): report, free. */
+static void recv_done(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
+		      const struct sdr_fi_hdr *h)
 {
-	const struct sdr_fi_hdr *h = msg;
-	size_t n = msg_len - SDR_FI_HDR;
 	uint64_t flags = FI_RECV | ((h->op & SDR_FI_OP_MASK) ==
 				    SDR_FI_OP_TAGGED ? FI_TAGGED : FI_MSG);
 
 	if (h->op & SDR_FI_F_DATA)
 		flags |= FI_REMOTE_CQ_DATA;
-	memcpy(op->buf, h + 1, n < op->len ? n : op->len);
-	if (n > op->len)
+	if (h->len > op->len)
 		report_err(ep->rx_cq, op->context, flags, FI_ETRUNC, 0,
-			   op->len, n - op->len, h->tag);
+			   op->len, h->len - op->len, h->tag);
 	else if (op->report)
-		report(ep->rx_cq, op->context, flags, n, op->buf,
+		report(ep->rx_cq, op->context, flags, h->len, op->buf,
 		       h->op & SDR_FI_F_DATA ? h->data : 0, h->tag);
 	free(op);
+}
+
+/* Copy message @h's bytes @data (all of them) into @op and report. */
+static void deliver(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
+		    const struct sdr_fi_hdr *h, const void *data)
+{
+	memcpy(op->buf, data, h->len < op->len ? h->len : op->len);
+	recv_done(ep, op, h);
+}
+
+/* Receive @op fails with @err (the message it took will not come whole). */
+static void recv_fail(struct sdr_fi_ep *ep, struct sdr_fi_op *op, int err)
+{
+	report_err(ep->rx_cq, op->context, op->flags, err, 0, 0, 0, op->tag);
+	free(op);
+}
+
+/*
+ * Keep the flow's receives posted.  sdr posts a flow's receives in ring
+ * order, so while an older message still holds its slot (kept,
+ * unexpected) the next post waits (-EAGAIN) until that one is released.
+ */
+static void conn_refill(struct sdr_fi_conn *c)
+{
+	while (!c->dead && c->nposted < SDR_FI_SLOTS) {
+		int ret = conn_post(c);
+
+		if (ret == -EAGAIN)
+			break;
+		if (ret)
+			c->dead = true;
+	}
 }
 
 /* The message of receive @rh is no longer needed: recycle its slot. */
 static void recycle(struct sdr_fi_conn *c, struct sdr_recv *rh)
 {
 	sdr_recv_release(rh);
-	if (!c->dead && conn_post(c))
-		c->dead = true;
+	conn_refill(c);
 }
 
-/* Take the messages of @c that are complete, in the order they were sent. */
-static void conn_rx_advance(struct sdr_fi_conn *c)
+/* What unexpected message @u holds of the endpoint's SDR_FI_UNEXP_BYTES. */
+static uint64_t unexp_cost(const struct sdr_fi_hdr *h)
+{
+	return sizeof(struct sdr_fi_unexp) + h->len;
+}
+
+/* Free unexpected message @u (off every list) and its copy. */
+static void unexp_free(struct sdr_fi_ep *ep, struct sdr_fi_unexp *u)
+{
+	ep->unexp_bytes -= unexp_cost(&u->h);
+	free(u->heap);
+	free(u);
+}
+
+/* Unlink @u from @list if it is there. */
+static bool unexp_unlink(struct sdr_fi_unexp **list, struct sdr_fi_unexp *u)
+{
+	for (; *list; list = &(*list)->next)
+		if (*list == u) {
+			*list = u->next;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Receive @op takes unexpected message @u (unlinked by the caller): now if
+ * it is whole, else when its last part comes.  @op NULL: it is discarded.
+ */
+static void unexp_take(struct sdr_fi_ep *ep, struct sdr_fi_unexp *u,
+		       struct sdr_fi_op *op)
+{
+	if (u->got < u->h.len) {
+		u->taken = true;
+		u->taker = op;
+		return;
+	}
+	if (op)
+		deliver(ep, op, &u->h, u->heap);
+	unexp_free(ep, u);
+}
+
+/*
+ * Flow @c broke (failed, went, or its peer broke the protocol): nothing
+ * more is taken from it, and the message whose parts were coming fails.
+ */
+static void rx_fail(struct sdr_fi_conn *c)
 {
 	struct sdr_fi_ep *ep = c->ep;
+	struct sdr_fi_unexp *u = c->cur_u;
 
-	while (c->nposted) {
+	c->dead = true;
+	if (c->cur_op)
+		recv_fail(ep, c->cur_op, FI_EIO);
+	c->cur_op = NULL;
+	c->cur_u = NULL;
+	if (!u)
+		return;
+	if (u->taken) {
+		if (u->taker)
+			recv_fail(ep, u->taker, FI_EIO);
+	} else if (!unexp_unlink(&ep->unexp, u)) {
+		unexp_unlink(&ep->claimed, u);
+	}
+	unexp_free(ep, u);
+}
+
+/*
+ * Is the part @h (@n bytes with its header) what @c may carry next?  The
+ * sender's port, once learned, never changes; a first part comes only
+ * when no message is under way, a further one only when one is, and each
+ * part is as long as the message's length says.
+ */
+static bool part_ok(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
+		    uint32_t n)
+{
+	uint64_t left;
+
+	if (n < SDR_FI_HDR || n > SDR_FI_HDR + SDR_FI_PART ||
+	    h->magic != SDR_FI_MAGIC ||
+	    ((h->op & SDR_FI_OP_MASK) != SDR_FI_OP_MSG &&
+	     (h->op & SDR_FI_OP_MASK) != SDR_FI_OP_TAGGED) ||
+	    (h->op & ~(uint32_t)(SDR_FI_OP_MASK | SDR_FI_F_DATA |
+				 SDR_FI_F_CONT)) ||
+	    !h->port || (c->port_known && h->port != c->peer.sin_port))
+		return false;
+	n -= SDR_FI_HDR;
+	if (h->op & SDR_FI_F_CONT) {
+		if (!c->cur_op && !c->cur_u)
+			return false;
+		left = c->cur.len - c->cur_got;
+	} else {
+		if (c->cur_op || c->cur_u || h->len > SDR_FI_MAX_MSG)
+			return false;
+		left = h->len;
+	}
+	return n == (left < SDR_FI_PART ? left : SDR_FI_PART);
+}
+
+/* A further part, @n bytes at @data, of the message under way on @c. */
+static void rx_cont(struct sdr_fi_conn *c, const void *data, uint32_t n)
+{
+	struct sdr_fi_ep *ep = c->ep;
+	struct sdr_fi_unexp *u = c->cur_u;
+	struct sdr_fi_op *op = c->cur_op;
+
+	if (op) {
+		if (c->cur_got < op->len)
+			memcpy((uint8_t *)op->buf + c->cur_got, data,
+			       op->len - c->cur_got < n ?
+			       op->len - c->cur_got : n);
+	} else {
+		memcpy(u->heap + c->cur_got, data, n);
+		u->got += n;
+	}
+	c->cur_got += n;
+	if (c->cur_got < c->cur.len)
+		return;
+	/* the last part: the message is whole */
+	c->cur_op = NULL;
+	c->cur_u = NULL;
+	if (op)
+		recv_done(ep, op, &c->cur);
+	else if (u->taken)
+		unexp_take(ep, u, u->taker);
+}
+
+/*
+ * The first part of a message: into a receive that takes it, or kept
+ * (in its slot, or for a longer message copied out) until one is posted.
+ * Returns false if it must stay in its slot for now: a longer message
+ * that finds no room (SDR_FI_UNEXP_BYTES) waits there until a receive
+ * takes it or room is made.
+ */
+static bool rx_first(struct sdr_fi_conn *c, struct sdr_recv *rh,
+		     const struct sdr_fi_hdr *h, uint32_t n)
+{
+	struct sdr_fi_ep *ep = c->ep;
+	struct sdr_fi_unexp *u, **pp;
+	struct sdr_fi_op *op;
+	const void *data = h + 1;
+
+	op = match_posted(ep, c, h);
+	if (op && h->len == n) {
+		deliver(ep, op, h, data);
+		recycle(c, rh);
+		return true;
+	}
+	if (op) {
+		memcpy(op->buf, data, op->len < n ? op->len : n);
+		c->cur = *h;
+		c->cur_got = n;
+		c->cur_op = op;
+		recycle(c, rh);
+		return true;
+	}
+	if (ep->unexp_bytes + unexp_cost(h) > SDR_FI_UNEXP_BYTES)
+		return false;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return false;
+	u->heap = malloc(h->len ? h->len : 1);
+	if (!u->heap) {
+		free(u);
+		return false;
+	}
+	ep->unexp_bytes += unexp_cost(h);
+	u->conn = c;
+	u->h = *h;
+	memcpy(u->heap, data, n);
+	u->got = n;
+	if (n < h->len) {
+		/* its further parts follow */
+		c->cur = *h;
+		c->cur_got = n;
+		c->cur_u = u;
+	}
+	recycle(c, rh);
+	for (pp = &ep->unexp; *pp; pp = &(*pp)->next)
+		;
+	*pp = u;
+	return true;
+}
+
+/* Take the parts of @c that are complete, in the order they were sent. */
+static void conn_rx_advance(struct sdr_fi_conn *c)
+{
+	c->stalled = false;
+	while (c->nposted && !c->dead) {
 		struct sdr_recv *rh = c->rq[c->rq_head];
 		const struct sdr_fi_hdr *h;
-		struct sdr_fi_unexp *u, **pp;
-		struct sdr_fi_op *op;
 		uint32_t status, imm, len;
 
 		if (sdr_recv_poll(rh, &status))
 			break;		/* the oldest is not complete yet */
+		h = sdr_recv_data(rh);
+		if (status != SDR_STATUS_OK || sdr_recv_imm(rh, &imm, &len) ||
+		    !part_ok(c, h, len)) {
+			/* failed, gone, or not this provider's: done with it */
+			c->rq_head = (c->rq_head + 1) % SDR_FI_SLOTS;
+			c->nposted--;
+			sdr_recv_release(rh);
+			rx_fail(c);
+			break;
+		}
+		if (!c->port_known) {
+			c->peer.sin_port = h->port;
+			c->port_known = true;
+		}
+		len -= SDR_FI_HDR;
+		/* taken off the ring first: recycling posts behind it */
 		c->rq_head = (c->rq_head + 1) % SDR_FI_SLOTS;
 		c->nposted--;
-		if (status != SDR_STATUS_OK) {
-			/* the flow failed or went: nothing more comes on it */
-			sdr_recv_release(rh);
-			c->dead = true;
-			continue;
-		}
-		h = sdr_recv_data(rh);
-		if (sdr_recv_imm(rh, &imm, &len) || len < SDR_FI_HDR ||
-		    len > SDR_FI_HDR + SDR_FI_MAX_MSG ||
-		    h->magic != SDR_FI_MAGIC ||
-		    ((h->op & SDR_FI_OP_MASK) != SDR_FI_OP_MSG &&
-		     (h->op & SDR_FI_OP_MASK) != SDR_FI_OP_TAGGED) ||
-		    (h->op & ~(uint32_t)(SDR_FI_OP_MASK | SDR_FI_F_DATA))) {
-			/* not a message of this provider: dropped */
+		if (h->op & SDR_FI_F_CONT) {
+			rx_cont(c, h + 1, len);
 			recycle(c, rh);
-			continue;
+		} else if (!rx_first(c, rh, h, len)) {
+			/* back on the ring, the oldest, until there is room */
+			c->rq_head = (c->rq_head + SDR_FI_SLOTS - 1) %
+				     SDR_FI_SLOTS;
+			c->nposted++;
+			c->stalled = true;
+			break;
 		}
-		op = match_posted(ep, h);
-		if (op) {
-			deliver(ep, op, h, len);
-			recycle(c, rh);
-			continue;
-		}
-		u = calloc(1, sizeof(*u));
-		if (!u) {
-			/* no memory to hold it: it is lost, say so */
-			report_err(ep->rx_cq, NULL, FI_RECV, FI_ENOMEM, 0, 0,
-				   0, 0);
-			recycle(c, rh);
-			continue;
-		}
-		u->conn = c;
-		u->rh = rh;
-		u->len = len;
-		for (pp = &ep->unexp; *pp; pp = &(*pp)->next)
-			;
-		*pp = u;
 	}
 }
 
-/* ---- progress: the domain's completions ---- */
-
-static void send_done(struct sdr_fi_op *op, uint32_t status)
+/* Flows that wait for a receive or for room: try them again. */
+static void rx_unstall(struct sdr_fi_ep *ep)
 {
-	struct sdr_fi_conn *c = op->conn;
-	struct sdr_fi_ep *ep = c->ep;
+	struct sdr_fi_conn *c;
+
+	for (c = ep->conns; c; c = c->next)
+		if (c->stalled)
+			conn_rx_advance(c);
+}
+
+/* ---- sending ---- */
+
+/* Send @op is over (every part complete, or failed): report and free. */
+static void send_finish(struct sdr_fi_op *op)
+{
+	struct sdr_fi_ep *ep = op->conn->ep;
 	struct sdr_fi_op **pp;
 
 	for (pp = &ep->tx_ops; *pp; pp = &(*pp)->next)
@@ -206,16 +438,95 @@ static void send_done(struct sdr_fi_op *op, uint32_t status)
 			*pp = op->next;
 			break;
 		}
-	c->free_slots |= 1U << op->slot;
 	ep->tx_inflight--;
+	if (op->err)
+		report_err(ep->tx_cq, op->context, op->flags, op->err,
+			   op->prov_errno, 0, 0, op->tag);
+	else if (op->report)
+		report(ep->tx_cq, op->context, op->flags, 0, NULL, 0, 0);
+	free(op->owned);
+	free(op);
+}
+
+/* Post the queued sends' parts while @c has free slots. */
+static void tx_pump(struct sdr_fi_conn *c)
+{
+	struct sdr_fi_op *op;
+
+	while ((op = c->txq)) {
+		size_t n = op->len - op->off;
+		struct sdr_fi_hdr *h;
+		uint32_t slot = 0, seq;
+		int ret = 0;
+
+		if (!c->dead && !c->free_slots)
+			break;
+		if (!c->dead) {
+			if (n > SDR_FI_PART)
+				n = SDR_FI_PART;
+			slot = (uint32_t)__builtin_ctz(c->free_slots);
+			h = sdr_send_slot(c->flow, slot);
+			h->magic = SDR_FI_MAGIC;
+			h->op = op->kind | (op->started ? SDR_FI_F_CONT : 0);
+			h->port = c->ep->name.sin_port;
+			h->tag = op->tag;
+			h->data = op->data;
+			h->len = op->len;
+			memcpy(h + 1, (const uint8_t *)op->buf + op->off, n);
+			ret = sdr_flow_send_post(c->flow,
+						 (uint64_t)slot * c->stride,
+						 SDR_FI_HDR + (uint32_t)n, 0,
+						 (uintptr_t)&c->part[slot],
+						 &seq);
+			if (ret == -EAGAIN)
+				break;	/* a completion comes and pumps */
+			if (ret) {
+				c->dead = true;
+				op->prov_errno = -ret;
+			}
+		}
+		if (c->dead) {
+			/* the flow is gone: this send and those after fail */
+			if (!op->err)
+				op->err = FI_EIO;
+		} else {
+			c->free_slots &= ~(1U << slot);
+			c->slot_op[slot] = op;
+			op->parts++;
+			op->started = true;
+			op->off += n;
+			if (op->off < op->len)
+				continue;
+		}
+		c->txq = op->qnext;
+		op->queued = false;
+		if (!op->parts)
+			send_finish(op);
+	}
+	if (!c->txq)
+		c->txq_tail = &c->txq;
+}
+
+static void send_done(struct sdr_fi_part *p, uint32_t status)
+{
+	struct sdr_fi_conn *c = p->conn;
+	struct sdr_fi_op *op = c->slot_op[p->slot];
+
+	c->slot_op[p->slot] = NULL;
+	c->free_slots |= 1U << p->slot;
+	if (!op)
+		return;
+	op->parts--;
 	if (status != SDR_STATUS_OK) {
 		c->dead = true;
-		report_err(ep->tx_cq, op->context, op->flags, FI_EIO,
-			   (int)status, 0, 0, op->tag);
-	} else if (op->report) {
-		report(ep->tx_cq, op->context, op->flags, 0, NULL, 0, 0);
+		if (!op->err) {
+			op->err = FI_EIO;
+			op->prov_errno = (int)status;
+		}
 	}
-	free(op);
+	if (!op->parts && !op->queued)
+		send_finish(op);
+	tx_pump(c);
 }
 
 void sdr_fi_progress(struct sdr_fi_domain *dom)
@@ -226,7 +537,7 @@ void sdr_fi_progress(struct sdr_fi_domain *dom)
 	while ((n = sdr_poll_cq(dom->ctx, comp, 32)) > 0) {
 		for (i = 0; i < n; i++) {
 			if (comp[i].type == SDR_CQE_SEND)
-				send_done((struct sdr_fi_op *)(uintptr_t)
+				send_done((struct sdr_fi_part *)(uintptr_t)
 					  comp[i].user_data, comp[i].status);
 			else if (comp[i].type == SDR_CQE_RECV)
 				conn_rx_advance((struct sdr_fi_conn *)(uintptr_t)
@@ -243,10 +554,11 @@ static int flow_new(struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
 {
 	struct sdr_flow_attr attr = {
 		.policy = ep->policy,
-		.max_msg_size = SDR_FI_HDR + SDR_FI_MAX_MSG,
+		.max_msg_size = SDR_FI_HDR + SDR_FI_PART,
 		.max_msgs = SDR_FI_SLOTS,
 	};
 	struct sdr_flow_props props;
+	uint32_t i;
 
 	c->flow = sdr_flow_create(ep->dom->ctx, &attr);
 	if (!c->flow)
@@ -255,6 +567,11 @@ static int flow_new(struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
 	c->stride = props.slot_stride;
 	c->free_slots = (1U << SDR_FI_SLOTS) - 1;
 	c->ep = ep;
+	c->txq_tail = &c->txq;
+	for (i = 0; i < SDR_FI_SLOTS; i++) {
+		c->part[i].conn = c;
+		c->part[i].slot = i;
+	}
 	return 0;
 }
 
@@ -292,14 +609,18 @@ static void *cm_thread(void *arg)
 			break;
 		}
 		dev = sdr_cm_device(req);
-		if (!dev || strcmp(dev, dom->dev)) {
+		c = calloc(1, sizeof(*c));
+		if (!dev || strcmp(dev, dom->dev) || !c ||
+		    sdr_cm_peer(req, &c->peer)) {
+			/* not on this device, or no address to know it by */
 			sdr_cm_reject(req);
 			sdr_cm_destroy(req);
+			free(c);
 			continue;
 		}
-		c = calloc(1, sizeof(*c));
+		c->peer.sin_port = 0;	/* its listener's: its first part says */
 		pthread_mutex_lock(&dom->lock);
-		ret = c ? flow_new(ep, c) : -ENOMEM;
+		ret = flow_new(ep, c);
 		if (ret) {
 			/* no flow to answer with: refuse the peer */
 			sdr_cm_reject(req);
@@ -310,8 +631,7 @@ static void *cm_thread(void *arg)
 				ret = conn_post(c);
 		}
 		if (ret) {
-			if (c)
-				conn_free(c);
+			conn_free(c);
 		} else {
 			c->next = ep->conns;
 			ep->conns = c;
@@ -396,10 +716,9 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 {
 	struct sdr_fi_domain *dom = ep->dom;
 	struct sockaddr_in to;
-	struct sdr_fi_hdr *h;
 	struct sdr_fi_conn *c;
 	struct sdr_fi_op *op;
-	uint32_t slot, seq;
+	void *owned = NULL;
 	ssize_t ret;
 
 	if (flags & ~(uint64_t)SEND_FLAGS)
@@ -410,65 +729,65 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 		return -FI_EMSGSIZE;
 	if (!buf && len)
 		return -FI_EINVAL;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -FI_ENOMEM;
+	if (flags & FI_INJECT) {
+		/* the buffer is the caller's again on return: a copy goes */
+		owned = malloc(len ? len : 1);
+		if (!owned) {
+			free(op);
+			return -FI_ENOMEM;
+		}
+		memcpy(owned, buf, len);
+		buf = owned;
+	}
 	pthread_mutex_lock(&dom->lock);
 	if (!ep->enabled) {
 		ret = -FI_EOPBADSTATE;
-		goto out;
+		goto fail;
 	}
 	if (sdr_fi_av_get(ep->av, dest, &to)) {
 		ret = -FI_EINVAL;
-		goto out;
+		goto fail;
 	}
 	if (ep->tx_inflight >= SDR_FI_TX_SIZE) {
 		sdr_fi_progress(dom);
 		if (ep->tx_inflight >= SDR_FI_TX_SIZE) {
 			ret = -FI_EAGAIN;
-			goto out;
+			goto fail;
 		}
 	}
 	ret = tx_conn(ep, &to, &c);
 	if (ret)
-		goto out;
-	if (!c->free_slots)
-		sdr_fi_progress(dom);
-	if (!c->free_slots) {
-		ret = -FI_EAGAIN;
-		goto out;
-	}
-	op = calloc(1, sizeof(*op));
-	if (!op) {
-		ret = -FI_ENOMEM;
-		goto out;
-	}
-	slot = (uint32_t)__builtin_ctz(c->free_slots);
-	h = sdr_send_slot(c->flow, slot);
-	h->magic = SDR_FI_MAGIC;
-	h->op = op_kind | (flags & FI_REMOTE_CQ_DATA ? SDR_FI_F_DATA : 0);
-	h->tag = tag;
-	h->data = data;
-	memcpy(h + 1, buf, len);
+		goto fail;
 	op->context = context;
+	op->buf = (void *)buf;
+	op->len = len;
+	op->owned = owned;
 	op->flags = FI_SEND | (op_kind == SDR_FI_OP_TAGGED ? FI_TAGGED : FI_MSG);
 	op->tag = tag;
+	op->data = data;
+	op->kind = (uint16_t)(op_kind |
+			      (flags & FI_REMOTE_CQ_DATA ? SDR_FI_F_DATA : 0));
 	op->conn = c;
-	op->slot = slot;
 	op->report = !(flags & FI_INJECT) &&
 		     (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
 		      (flags & FI_COMPLETION));
-	ret = sdr_flow_send_post(c->flow, (uint64_t)slot * c->stride,
-				 SDR_FI_HDR + len, 0, (uintptr_t)op, &seq);
-	if (ret) {
-		free(op);
-		ret = ret == -EAGAIN ? -FI_EAGAIN :
-		      ret == -EPIPE ? -FI_EIO : ret;
-		goto out;
-	}
-	c->free_slots &= ~(1U << slot);
-	ep->tx_inflight++;
+	/* behind the flow's earlier sends: parts go in order */
+	op->queued = true;
+	*c->txq_tail = op;
+	c->txq_tail = &op->qnext;
 	op->next = ep->tx_ops;
 	ep->tx_ops = op;
-out:
+	ep->tx_inflight++;
+	tx_pump(c);
 	pthread_mutex_unlock(&dom->lock);
+	return 0;
+fail:
+	pthread_mutex_unlock(&dom->lock);
+	free(owned);
+	free(op);
 	return ret;
 }
 
@@ -585,8 +904,8 @@ static ssize_t ep_tinjectdata(struct fid_ep *fep, const void *buf,
 /* ---- posting receives ---- */
 
 static ssize_t do_recv(struct sdr_fi_ep *ep, void *buf, size_t len,
-		       void *context, bool tagged, uint64_t tag,
-		       uint64_t ignore, uint64_t flags)
+		       fi_addr_t src, void *context, bool tagged,
+		       uint64_t tag, uint64_t ignore, uint64_t flags)
 {
 	struct sdr_fi_domain *dom = ep->dom;
 	struct sdr_fi_unexp *u, **up;
@@ -614,18 +933,22 @@ static ssize_t do_recv(struct sdr_fi_ep *ep, void *buf, size_t len,
 		ret = -FI_EOPBADSTATE;
 		goto fail;
 	}
+	if (ep->directed && src != FI_ADDR_UNSPEC) {
+		if (sdr_fi_av_get(ep->av, src, &op->from)) {
+			ret = -FI_EINVAL;
+			goto fail;
+		}
+		op->directed = true;
+	}
 	sdr_fi_progress(dom);
 	/* a message already here that this receive takes */
 	for (up = &ep->unexp; (u = *up); up = &u->next) {
-		const struct sdr_fi_hdr *h = sdr_recv_data(u->rh);
-		bool t = (h->op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED;
+		bool t = (u->h.op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED;
 
-		if (t != tagged || (t && !tag_match(tag, h->tag, ignore)))
+		if (t != tagged || !op_takes(op, u->conn, &u->h))
 			continue;
 		*up = u->next;
-		deliver(ep, op, h, u->len);
-		recycle(u->conn, u->rh);
-		free(u);
+		unexp_take(ep, u, op);
 		goto out;
 	}
 	pp = tagged ? &ep->posted_tag : &ep->posted_msg;
@@ -640,6 +963,8 @@ static ssize_t do_recv(struct sdr_fi_ep *ep, void *buf, size_t len,
 fail:
 	free(op);
 out:
+	if (!ret)
+		rx_unstall(ep);		/* a message waiting may be its */
 	pthread_mutex_unlock(&dom->lock);
 	return ret;
 }
@@ -647,8 +972,8 @@ out:
 static ssize_t ep_recv(struct fid_ep *fep, void *buf, size_t len, void *desc,
 		       fi_addr_t src, void *context)
 {
-	(void)desc; (void)src;
-	return do_recv(ep_of(fep), buf, len, context, false, 0, 0,
+	(void)desc;
+	return do_recv(ep_of(fep), buf, len, src, context, false, 0, 0,
 		       ep_of(fep)->rx_flags & ~FI_SELECTIVE_COMPLETION);
 }
 
@@ -670,15 +995,15 @@ static ssize_t ep_recvmsg(struct fid_ep *fep, const struct fi_msg *msg,
 		return -FI_EINVAL;
 	return do_recv(ep_of(fep), msg->iov_count ? msg->msg_iov->iov_base :
 		       NULL, msg->iov_count ? msg->msg_iov->iov_len : 0,
-		       msg->context, false, 0, 0, flags);
+		       msg->addr, msg->context, false, 0, 0, flags);
 }
 
 static ssize_t ep_trecv(struct fid_ep *fep, void *buf, size_t len,
 			void *desc, fi_addr_t src, uint64_t tag,
 			uint64_t ignore, void *context)
 {
-	(void)desc; (void)src;
-	return do_recv(ep_of(fep), buf, len, context, true, tag, ignore,
+	(void)desc;
+	return do_recv(ep_of(fep), buf, len, src, context, true, tag, ignore,
 		       ep_of(fep)->rx_flags & ~FI_SELECTIVE_COMPLETION);
 }
 
@@ -708,7 +1033,9 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 {
 	uint64_t cflags = FI_RECV | FI_TAGGED;
 	struct sdr_fi_unexp *u, **up;
-	const struct sdr_fi_hdr *h;
+	struct sdr_fi_op probe = {
+		.tag = msg->tag, .ignore = msg->ignore,
+	};
 	ssize_t ret = 0;
 
 	if ((flags & (FI_PEEK | FI_CLAIM)) == 0 ||
@@ -719,29 +1046,32 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
+	if (ep->directed && msg->addr != FI_ADDR_UNSPEC) {
+		if (sdr_fi_av_get(ep->av, msg->addr, &probe.from)) {
+			ret = -FI_EINVAL;
+			goto out;
+		}
+		probe.directed = true;
+	}
 	sdr_fi_progress(ep->dom);
 	if (flags & FI_PEEK) {
-		for (up = &ep->unexp; (u = *up); up = &u->next) {
-			h = sdr_recv_data(u->rh);
-			if ((h->op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
-			    tag_match(msg->tag, h->tag, msg->ignore))
+		for (up = &ep->unexp; (u = *up); up = &u->next)
+			if ((u->h.op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
+			    op_takes(&probe, u->conn, &u->h))
 				break;
-		}
 		if (!u) {
 			report_err(ep->rx_cq, msg->context, cflags, FI_ENOMSG,
 				   0, 0, 0, msg->tag);
 			goto out;
 		}
-		h = sdr_recv_data(u->rh);
-		if (h->op & SDR_FI_F_DATA)
+		if (u->h.op & SDR_FI_F_DATA)
 			cflags |= FI_REMOTE_CQ_DATA;
-		report(ep->rx_cq, msg->context, cflags, u->len - SDR_FI_HDR,
-		       NULL, h->op & SDR_FI_F_DATA ? h->data : 0, h->tag);
+		report(ep->rx_cq, msg->context, cflags, u->h.len, NULL,
+		       u->h.op & SDR_FI_F_DATA ? u->h.data : 0, u->h.tag);
 		if (flags & (FI_CLAIM | FI_DISCARD)) {
 			*up = u->next;
 			if (flags & FI_DISCARD) {
-				recycle(u->conn, u->rh);
-				free(u);
+				unexp_take(ep, u, NULL);
 			} else {
 				u->claim = msg->context;
 				u->next = ep->claimed;
@@ -760,8 +1090,8 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 	}
 	*up = u->next;
 	if (flags & FI_DISCARD) {
-		h = sdr_recv_data(u->rh);
-		report(ep->rx_cq, msg->context, cflags, 0, NULL, 0, h->tag);
+		report(ep->rx_cq, msg->context, cflags, 0, NULL, 0, u->h.tag);
+		unexp_take(ep, u, NULL);
 	} else {
 		struct sdr_fi_op *op = calloc(1, sizeof(*op));
 
@@ -776,11 +1106,11 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 		op->len = msg->iov_count ? msg->msg_iov->iov_len : 0;
 		op->flags = cflags;
 		op->report = true;
-		deliver(ep, op, sdr_recv_data(u->rh), u->len);
+		unexp_take(ep, u, op);
 	}
-	recycle(u->conn, u->rh);
-	free(u);
 out:
+	if (!ret)
+		rx_unstall(ep);		/* room may have been made */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -795,7 +1125,8 @@ static ssize_t ep_trecvmsg(struct fid_ep *fep,
 				  flags & ~(uint64_t)(FI_COMPLETION | FI_MORE));
 	return do_recv(ep_of(fep), msg->iov_count ? msg->msg_iov->iov_base :
 		       NULL, msg->iov_count ? msg->msg_iov->iov_len : 0,
-		       msg->context, true, msg->tag, msg->ignore, flags);
+		       msg->addr, msg->context, true, msg->tag, msg->ignore,
+		       flags);
 }
 
 /* RMA is not offered (fi_getinfo() refuses FI_RMA): every call fails. */
@@ -1084,12 +1415,12 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		if (flags & FI_TRANSMIT) {
 			ep->tx_cq = cq;
-			ep->tx_flags = flags & FI_SELECTIVE_COMPLETION;
+			ep->tx_flags |= flags & FI_SELECTIVE_COMPLETION;
 			cq->refs++;
 		}
 		if (flags & FI_RECV) {
 			ep->rx_cq = cq;
-			ep->rx_flags = flags & FI_SELECTIVE_COMPLETION;
+			ep->rx_flags |= flags & FI_SELECTIVE_COMPLETION;
 			cq->refs++;
 		}
 		break;
@@ -1161,12 +1492,26 @@ static int ep_close(struct fid *fid)
 	pthread_mutex_lock(&dom->lock);
 	/* take what is complete first: sends in flight report to the CQ */
 	sdr_fi_progress(dom);
+	/*
+	 * The messages kept: their slots go with the flows below; a copy
+	 * out, and one whose parts were coming (taken: on no list), is freed.
+	 */
+	for (c = ep->conns; c; c = c->next) {
+		free(c->cur_op);
+		if (c->cur_u && c->cur_u->taken) {
+			free(c->cur_u->taker);
+			free(c->cur_u->heap);
+			free(c->cur_u);
+		}
+	}
 	while ((u = ep->unexp)) {
 		ep->unexp = u->next;
+		free(u->heap);
 		free(u);
 	}
 	while ((u = ep->claimed)) {
 		ep->claimed = u->next;
+		free(u->heap);
 		free(u);
 	}
 	while ((op = ep->posted_msg)) {
@@ -1183,6 +1528,7 @@ static int ep_close(struct fid *fid)
 	 */
 	while ((op = ep->tx_ops)) {
 		ep->tx_ops = op->next;
+		free(op->owned);
 		free(op);
 	}
 	while ((c = ep->conns)) {
@@ -1242,12 +1588,19 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
-	if (info->caps & ~(uint64_t)(SDR_FI_CAPS | FI_REMOTE_COMM))
+	if (info->caps & ~(uint64_t)SDR_FI_CAPS)
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->dom = dom;
+	ep->directed = info->caps & FI_DIRECTED_RECV;
+	/* the default operation flags: with FI_SELECTIVE_COMPLETION, whether
+	 * fi_send() and the like report */
+	if (info->tx_attr)
+		ep->tx_flags = info->tx_attr->op_flags & FI_COMPLETION;
+	if (info->rx_attr)
+		ep->rx_flags = info->rx_attr->op_flags & FI_COMPLETION;
 	ep->policy = SDR_POLICY_SR;
 	if (pol && *pol && (sdr_policy_parse(pol, &ep->policy) ||
 			    ep->policy == SDR_POLICY_NONE)) {

@@ -326,6 +326,8 @@ int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
  * sdr_cm_device(req) names the device it came in on: open it, create the
  * flow, and sdr_cm_accept() connects the flow and answers with its
  * endpoint (failing, it rejects the request), or sdr_cm_reject() refuses.
+ * sdr_cm_peer() gives the peer's IPv4 address and port (a request's: the
+ * port it connected from), of a request or a resolved handle.
  *
  * The flow must be on the device named (else -EXDEV).  Errors: -errno,
  * -ETIMEDOUT (timeout_ms passed; < 0 waits forever), -ECONNREFUSED (the
@@ -344,6 +346,8 @@ int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow);
 int sdr_cm_reject(struct sdr_cm *req);
 /* The local device's name (sdr_open()), or NULL and errno EINVAL. */
 const char *sdr_cm_device(const struct sdr_cm *cm);
+struct sockaddr_in;
+int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr);
 void sdr_cm_destroy(struct sdr_cm *cm);
 
 /* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */

@@ -327,6 +327,19 @@ const char *sdr_cm_device(const struct sdr_cm *cm)
 	return cm->dev;
 }
 
+int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr)
+{
+	const struct sockaddr *sa;
+
+	if (!cm || !addr || (!cm->resolved && !cm->request))
+		return -EINVAL;
+	sa = rdma_get_peer_addr(cm->id);
+	if (sa->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	memcpy(addr, sa, sizeof(*addr));
+	return 0;
+}
+
 /* @flow is on the device the route takes, and its blob. */
 static int cm_flow_blob(const struct sdr_cm *cm, const struct sdr_flow *flow,
 			struct cm_blob *b)

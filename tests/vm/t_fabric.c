@@ -31,7 +31,9 @@
 #include "harness.h"
 #include "util.h"
 
-#define MAX_MSG		(1U << 20)
+#define MAX_MSG		(1ULL << 30)	/* what the provider says */
+#define PART		(1U << 20)	/* its parts */
+#define BUF		(4U << 20)	/* the fixture's buffers */
 #define FI_VER		FI_VERSION(1, 17)
 
 struct side {
@@ -66,7 +68,7 @@ static int side_open_w(struct side *s, const char *dev,
 				  .wait_obj = wait };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
 
-	s->info = info_of(dev, FI_MSG | FI_TAGGED);
+	s->info = info_of(dev, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
 	if (!s->info)
 		return -1;
 	if (fi_fabric(s->info->fabric_attr, &s->fabric, NULL) ||
@@ -180,8 +182,8 @@ FIXTURE_SETUP(fab)
 	ASSERT_EQ(side_open(&self->b, dev1()), 0);
 	ASSERT_EQ(know(&self->a, &self->b), 0);
 	ASSERT_EQ(know(&self->b, &self->a), 0);
-	self->sbuf = malloc(MAX_MSG + 1);
-	self->rbuf = malloc(MAX_MSG + 1);
+	self->sbuf = malloc(BUF);
+	self->rbuf = malloc(BUF);
 	ASSERT_TRUE(self->sbuf && self->rbuf);
 }
 
@@ -242,27 +244,33 @@ TEST(getinfo_offers_rdm_and_refuses_the_rest)
 }
 
 /*
- * 48 messages of sizes from 0 to the maximum, random bytes, sent back to
- * back while the receiver progresses (manual progress: reading its CQ is
- * what recycles its flow's receive slots): each arrives whole (its hash),
- * in the order sent.
+ * 48 messages of sizes from 0 to three parts and more, random bytes, sent
+ * back to back (each from its own buffer, which is the provider's until
+ * the send completes) while the receiver progresses (manual progress:
+ * reading its CQ is what recycles its flow's receive slots): each arrives
+ * whole (its hash), in the order sent.
  */
 TEST_F_T(fab, messages_whole_and_in_order, 240)
 {
 	static const uint32_t sizes[] = { 0, 1, 63, 64, 4031, 4032, 4033,
-					  65536, 300007, MAX_MSG };
-	enum { N = 48 };
+					  65536, 300007, PART - 1, PART,
+					  PART + 1, 3 * PART + 5 };
+	enum { N = 48, NS = sizeof(sizes) / sizeof(sizes[0]) };
 	uint64_t want[N];
 	uint32_t len[N], sent = 0, done_tx = 0, done_rx = 0, i;
-	uint8_t *rb = malloc((size_t)N * MAX_MSG);
+	uint8_t *sb[N], *rb[N];
 	int64_t end = now_us() + 200 * 1000000LL;
 
-	ASSERT_TRUE(rb);
 	for (i = 0; i < N; i++) {
-		len[i] = i < 10 ? sizes[i] : (uint32_t)((i * 2654435761U) %
-							 (MAX_MSG + 1));
-		ASSERT_EQ(fi_trecv(self->b.ep, rb + (size_t)i * MAX_MSG,
-				   MAX_MSG, NULL, FI_ADDR_UNSPEC, 7, 0,
+		len[i] = i < NS ? sizes[i] : (uint32_t)((i * 2654435761U) %
+							(2 * PART + 3));
+		sb[i] = malloc(len[i] + 1);
+		rb[i] = malloc(len[i] + 1);
+		ASSERT_TRUE(sb[i] && rb[i]);
+		random_fill(sb[i], len[i], 1000 + i);
+		want[i] = fnv1a(sb[i], len[i]);
+		ASSERT_EQ(fi_trecv(self->b.ep, rb[i], len[i], NULL,
+				   FI_ADDR_UNSPEC, 7, 0,
 				   (void *)(uintptr_t)(i + 1)), 0);
 	}
 	while (done_tx < N || done_rx < N) {
@@ -273,15 +281,11 @@ TEST_F_T(fab, messages_whole_and_in_order, 240)
 
 		ASSERT_LT(now_us(), end);
 		if (sent < N) {
-			random_fill(self->sbuf, len[sent], 1000 + sent);
-			want[sent] = fnv1a(self->sbuf, len[sent]);
-			ret = fi_tsend(self->a.ep, self->sbuf, len[sent], NULL,
+			ret = fi_tsend(self->a.ep, sb[sent], len[sent], NULL,
 				       self->a.peer, 7,
 				       (void *)(uintptr_t)(sent + 1));
 			ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
-			/* the buffer is the provider's once the send returns */
-			if (!ret)
-				memset(self->sbuf, 0xee, len[sent++]);
+			sent += !ret;
 		}
 		while ((r = next_comp(&self->a, &e, &err, 0)) == 1) {
 			EXPECT_TRUE(e.flags & FI_SEND);
@@ -301,11 +305,123 @@ TEST_F_T(fab, messages_whole_and_in_order, 240)
 		EXPECT_EQ(e.tag, 7);
 		EXPECT_TRUE((e.flags & (FI_RECV | FI_TAGGED)) ==
 			    (FI_RECV | FI_TAGGED));
-		EXPECT_EQ(fnv1a(rb + (size_t)i * MAX_MSG, e.len), want[i]);
+		EXPECT_EQ(fnv1a(rb[i], e.len), want[i]);
 	}
 	TH_LOG("%u messages sent and received in order, hashes checked",
 	       done_rx);
-	free(rb);
+	for (i = 0; i < N; i++) {
+		free(sb[i]);
+		free(rb[i]);
+	}
+}
+
+/*
+ * A message of several parts that comes before its receive is kept whole
+ * (FI_PEEK sees its full length) and lands in the receive posted later; one
+ * into a receive too short completes FI_ETRUNC with the rest in olen, and
+ * the message after it is intact.
+ */
+TEST_F_T(fab, long_unexpected_and_truncated, 120)
+{
+	const uint32_t n = 3 * PART + 77;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	uint64_t want;
+	int r, i;
+
+	random_fill(self->sbuf, n, 42);
+	want = fnv1a(self->sbuf, n);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, n, 0x51, NULL), 0);
+	ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+	/* it is all here before any receive: PEEK says so */
+	struct iovec iov = { self->rbuf, n };
+	struct fi_msg_tagged m = { .msg_iov = &iov, .iov_count = 1,
+				   .addr = FI_ADDR_UNSPEC, .tag = 0x51,
+				   .context = (void *)1 };
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(fi_trecvmsg(self->b.ep, &m, FI_PEEK), 0);
+		r = next_comp(&self->b, &e, &err, 1000);
+		if (r == 1)
+			break;
+		ASSERT_EQ(r, -FI_EAVAIL);
+		ASSERT_EQ(err.err, FI_ENOMSG);
+	}
+	ASSERT_EQ(r, 1);
+	EXPECT_EQ(e.len, n);
+	memset(self->rbuf, 0, n);
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf, n, NULL, FI_ADDR_UNSPEC,
+			   0x51, 0, (void *)2), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 2);
+	EXPECT_EQ(e.len, n);
+	EXPECT_EQ(fnv1a(self->rbuf, n), want);
+
+	/* into a receive of 1.5 parts: truncated, then the next is whole */
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf, PART + PART / 2, NULL,
+			   FI_ADDR_UNSPEC, 0x52, 0, (void *)3), 0);
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf + 2 * PART, 5000, NULL,
+			   FI_ADDR_UNSPEC, 0x53, 0, (void *)4), 0);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, n, 0x52, NULL), 0);
+	ASSERT_EQ(tsend(&self->a, self->sbuf + 1, 5000, 0x53, NULL), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETRUNC);
+	EXPECT_EQ((uintptr_t)err.op_context, 3);
+	EXPECT_EQ(err.olen, n - (PART + PART / 2));
+	EXPECT_EQ(fnv1a(self->rbuf, PART + PART / 2),
+		  fnv1a(self->sbuf, PART + PART / 2));
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 4);
+	EXPECT_EQ(e.len, 5000);
+	EXPECT_EQ(fnv1a(self->rbuf + 2 * PART, 5000),
+		  fnv1a(self->sbuf + 1, 5000));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+}
+
+/*
+ * FI_DIRECTED_RECV: a receive that names a source takes only that
+ * endpoint's messages.  b knows a second address (no endpoint there); its
+ * receive for that address stays posted while a's message goes to the
+ * receive naming a, and is then cancelled.
+ */
+TEST_F_T(fab, directed_receive, 60)
+{
+	struct sockaddr_in other;
+	size_t alen = sizeof(other);
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	fi_addr_t b_a = FI_ADDR_UNSPEC, b_other = FI_ADDR_UNSPEC;
+	struct sockaddr_in sa;
+
+	ASSERT_EQ(fi_getname(&self->a.ep->fid, &sa, &alen), 0);
+	ASSERT_EQ(fi_av_insert(self->b.av, &sa, 1, &b_a, 0, NULL), 1);
+	other = sa;
+	other.sin_port = htons(ntohs(sa.sin_port) ^ 1);
+	ASSERT_EQ(fi_av_insert(self->b.av, &other, 1, &b_other, 0, NULL), 1);
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf, 64, NULL, b_other, 0x60, 0,
+			   (void *)1), 0);
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf + 64, 64, NULL, b_a, 0x60,
+			   0, (void *)2), 0);
+	memset(self->sbuf, 0x5a, 64);
+	ASSERT_EQ(tsend(&self->a, self->sbuf, 64, 0x60, NULL), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 2);
+	EXPECT_EQ(memcmp(self->rbuf + 64, self->sbuf, 64), 0);
+	/* a second one: the receive for the other address still waits */
+	ASSERT_EQ(tsend(&self->a, self->sbuf, 64, 0x60, NULL), 0);
+	EXPECT_EQ(next_comp(&self->b, &e, &err, 500), 0);
+	ASSERT_EQ(fi_cancel(&self->b.ep->fid, (void *)1), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 1000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ECANCELED);
+	EXPECT_EQ((uintptr_t)err.op_context, 1);
+	/* and a receive naming a, or any source, takes it */
+	ASSERT_EQ(fi_trecv(self->b.ep, self->rbuf, 64, NULL, b_a, 0x60, 0,
+			   (void *)3), 0);
+	ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+	EXPECT_EQ((uintptr_t)e.op_context, 3);
+	/* a bad address is refused */
+	EXPECT_EQ(fi_trecv(self->b.ep, self->rbuf, 64, NULL, 12345, 0x60, 0,
+			   NULL), -FI_EINVAL);
 }
 
 /* Tags match under the receive's ignore bits; unexpected messages wait. */
@@ -373,63 +489,44 @@ TEST_F_T(fab, tags_ignore_bits_and_unexpected, 120)
 }
 
 /*
- * More messages than the flow has receive slots, the first 16 before any
- * receive is posted: they wait in the receiver's 16 slots (a flow whose
- * slots all hold unexpected messages must not be given up), and once
- * receives come every one arrives, the later 8 too, in order.
+ * More messages than the flow has receive slots (16), all before any
+ * receive is posted: the receiver, progressing, copies each out of its
+ * slot, so every send completes though nothing was posted; once receives
+ * come every one arrives whole, in order.
  */
 TEST_F_T(fab, more_unexpected_than_slots, 120)
 {
-	enum { N = 24 };
+	enum { N = 40 };
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
-	uint32_t sent = 0, got = 0, i;
+	uint32_t sent = 0, done = 0, got = 0, i;
 	int64_t end = now_us() + 90 * 1000000LL;
-	uint8_t bufs[N][128];
+	static uint8_t sb[N][128], bufs[N][128];
 
-	while (sent < N && now_us() < end) {
-		ssize_t ret;
+	while (done < N) {
+		ssize_t ret = -FI_EAGAIN;
 
-		memset(self->sbuf, 'A' + sent, 128);
-		ret = fi_tsend(self->a.ep, self->sbuf, 128, NULL, self->a.peer,
-			       0x40, NULL);
-		ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
-		sent += !ret;
+		ASSERT_LT(now_us(), end);
+		if (sent < N) {
+			memset(sb[sent], 'A' + sent, 128);
+			ret = fi_tsend(self->a.ep, sb[sent], 128, NULL,
+				       self->a.peer, 0x40, NULL);
+			ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
+			sent += !ret;
+		}
 		while (next_comp(&self->a, &e, &err, 0) == 1)
-			;
+			done++;
 		/* the receiver progresses, with nothing posted */
 		EXPECT_EQ(next_comp(&self->b, &e, &err, 0), 0);
 		if (ret)
 			usleep(1000);
-		if (sent == 16)
-			break;
-	}
-	ASSERT_EQ(sent, 16);
-	/* give them time to land: the receiver's 16 slots hold them */
-	for (i = 0; i < 50; i++) {
-		EXPECT_EQ(next_comp(&self->b, &e, &err, 0), 0);
-		usleep(10000);
 	}
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(fi_trecv(self->b.ep, bufs[i], 128, NULL,
 				   FI_ADDR_UNSPEC, 0x40, 0,
 				   (void *)(uintptr_t)(i + 1)), 0);
 	while (got < N) {
-		int r;
-
-		ASSERT_LT(now_us(), end);
-		if (sent < N) {
-			memset(self->sbuf, 'A' + sent, 128);
-			if (!fi_tsend(self->a.ep, self->sbuf, 128, NULL,
-				      self->a.peer, 0x40, NULL))
-				sent++;
-		}
-		while (next_comp(&self->a, &e, &err, 0) == 1)
-			;
-		r = next_comp(&self->b, &e, &err, 1);
-		ASSERT_GE(r, 0);
-		if (!r)
-			continue;
+		ASSERT_EQ(next_comp(&self->b, &e, &err, 10000), 1);
 		i = got++;
 		ASSERT_EQ((uintptr_t)e.op_context, i + 1);
 		EXPECT_EQ(first_not(bufs[i], 'A' + i, 128), -1);
@@ -553,7 +650,8 @@ struct both_arg {
 static void *send_16(void *p)
 {
 	struct both_arg *a = p;
-	uint8_t *buf = malloc(65536);
+	/* a buffer each: a send's is the provider's until it completes */
+	uint8_t *buf = malloc(16 * 65536);
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
 	int i, done = 0;
@@ -562,8 +660,8 @@ static void *send_16(void *p)
 	if (!buf)
 		return NULL;
 	for (i = 0; i < 16; i++) {
-		random_fill(buf, 65536, a->seed + i);
-		if (tsend(a->from, buf, 65536, 9, NULL))
+		random_fill(buf + i * 65536, 65536, a->seed + i);
+		if (tsend(a->from, buf + i * 65536, 65536, 9, NULL))
 			goto out;
 	}
 	/* the CQ holds both directions' completions: count the sends */
