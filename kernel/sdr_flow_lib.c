@@ -7,6 +7,7 @@
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 
 #include "sdr.h"
 #include "sdr_bitmap.h"
@@ -634,6 +635,29 @@ int sdr_flow_peer_paths(const struct sdr_endpoint *p,
 }
 
 /*
+ * A peer on this very port (two contexts' flows on one device): its frames
+ * go to the port's own MAC, which is how the device knows to hand them
+ * back in (rxe: its loopback; sent to the IP stack instead, they reach
+ * no device).  A kernel address handle gets no MAC resolved otherwise.
+ */
+static void sdr_dev_ah_loopback(struct sdr_dev *sdev,
+				struct rdma_ah_attr *ah_attr, const u8 *gid)
+{
+	const struct ib_gid_attr *own;
+	u8 mac[ETH_ALEN];
+	u16 vlan;
+
+	own = rdma_find_gid_by_port(sdev->ibdev, (const union ib_gid *)gid,
+				    IB_GID_TYPE_ROCE_UDP_ENCAP, sdev->port,
+				    NULL);
+	if (IS_ERR(own))
+		return;
+	if (!rdma_read_gid_l2_fields(own, &vlan, mac))
+		memcpy(ah_attr->roce.dmac, mac, ETH_ALEN);
+	rdma_put_gid_attr(own);
+}
+
+/*
  * An address handle on @sdev (its users lock held) to the peer of @flow
  * at @gid, or -EHOSTUNREACH (may sleep).
  */
@@ -652,6 +676,8 @@ struct ib_ah *sdr_dev_ah(struct sdr_dev *sdev, struct sdr_flow *flow,
 	ah_attr.type = rdma_ah_find_type(sdev->ibdev, sdev->port);
 	rdma_ah_set_port_num(&ah_attr, sdev->port);
 	rdma_ah_set_grh(&ah_attr, (union ib_gid *)gid, 0, sgid_index, 64, 0);
+	if (ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE)
+		sdr_dev_ah_loopback(sdev, &ah_attr, gid);
 	ah = rdma_create_ah(sdev->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(ah)) {
 		pr_debug("%s: flow %u: no address handle for %pI6: %ld\n",

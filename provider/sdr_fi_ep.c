@@ -439,9 +439,18 @@ static void send_finish(struct sdr_fi_op *op)
 			break;
 		}
 	ep->tx_inflight--;
-	if (op->err)
+	if (op->err && (op->report || op->context))
 		report_err(ep->tx_cq, op->context, op->flags, op->err,
 			   op->prov_errno, 0, 0, op->tag);
+	else if (op->err) {
+		/* an inject has no context to report with: say it here */
+		char to[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &op->conn->peer.sin_addr, to, sizeof(to));
+		fprintf(stderr, "libsdr-fi: %s: a send of %zu bytes to %s:%u failed: %s\n",
+			ep->dom->dev, op->len, to,
+			ntohs(op->conn->peer.sin_port), fi_strerror(op->err));
+	}
 	else if (op->report)
 		report(ep->tx_cq, op->context, op->flags, 0, NULL, 0, 0);
 	free(op->owned);
