@@ -188,6 +188,7 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->cq_data_size = sizeof(uint64_t);
 	fi->domain_attr->cq_cnt = 64;
+	fi->domain_attr->cntr_cnt = 64;
 	fi->domain_attr->ep_cnt = 64;
 	fi->domain_attr->tx_ctx_cnt = 64;
 	fi->domain_attr->rx_ctx_cnt = 64;
@@ -377,13 +378,6 @@ static int no_scalable_ep(struct fid_domain *d, struct fi_info *i,
 	return -FI_ENOSYS;
 }
 
-static int no_cntr_open(struct fid_domain *d, struct fi_cntr_attr *a,
-			struct fid_cntr **c, void *ctx)
-{
-	(void)d; (void)a; (void)c; (void)ctx;
-	return -FI_ENOSYS;
-}
-
 static int no_poll_open(struct fid_domain *d, struct fi_poll_attr *a,
 			struct fid_poll **p)
 {
@@ -433,7 +427,7 @@ static struct fi_ops_domain dom_ops = {
 	.cq_open = sdr_fi_cq_open,
 	.endpoint = sdr_fi_endpoint,
 	.scalable_ep = no_scalable_ep,
-	.cntr_open = no_cntr_open,
+	.cntr_open = sdr_fi_cntr_open,
 	.poll_open = no_poll_open,
 	.stx_ctx = no_stx_ctx,
 	.srx_ctx = no_srx_ctx,

@@ -109,6 +109,15 @@ struct sdr_fi_cq {
 	int refs;				/* endpoints bound */
 };
 
+/* A completion counter (fi_cntr(3)). */
+struct sdr_fi_cntr {
+	struct fid_cntr cntr;
+	struct sdr_fi_domain *dom;
+	enum fi_wait_obj wait_obj;		/* NONE or FD */
+	uint64_t value, errors;
+	int refs;				/* endpoints bound */
+};
+
 struct sdr_fi_av {
 	struct fid_av av;
 	struct sdr_fi_domain *dom;
@@ -200,6 +209,7 @@ struct sdr_fi_ep {
 	struct fid_ep ep;
 	struct sdr_fi_domain *dom;
 	struct sdr_fi_cq *tx_cq, *rx_cq;
+	struct sdr_fi_cntr *tx_cntr, *rx_cntr;	/* FI_SEND, FI_RECV */
 	uint64_t tx_flags, rx_flags;	/* FI_SELECTIVE_COMPLETION */
 	struct sdr_fi_av *av;
 	bool enabled;
@@ -225,6 +235,8 @@ int sdr_fi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		   struct fid_av **av, void *context);
 int sdr_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		   struct fid_cq **cq, void *context);
+int sdr_fi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		     struct fid_cntr **cntr, void *context);
 int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		    struct fid_ep **ep, void *context);
 

@@ -79,6 +79,17 @@ static void report_err(struct sdr_fi_cq *cq, void *context, uint64_t flags,
 		sdr_fi_cq_push_err(cq, &e);
 }
 
+/* A completed operation counts on the endpoint's counter, if bound. */
+static void count(struct sdr_fi_cntr *c, bool failed)
+{
+	if (!c)
+		return;
+	if (failed)
+		c->errors++;
+	else
+		c->value++;
+}
+
 /* ---- receiving ---- */
 
 static bool tag_match(uint64_t a, uint64_t b, uint64_t ignore)
@@ -140,6 +151,7 @@ static void recv_done(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
 
 	if (h->op & SDR_FI_F_DATA)
 		flags |= FI_REMOTE_CQ_DATA;
+	count(ep->rx_cntr, h->len > op->len);
 	if (h->len > op->len)
 		report_err(ep->rx_cq, op->context, flags, FI_ETRUNC, 0,
 			   op->len, h->len - op->len, h->tag);
@@ -160,6 +172,7 @@ static void deliver(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
 /* Receive @op fails with @err (the message it took will not come whole). */
 static void recv_fail(struct sdr_fi_ep *ep, struct sdr_fi_op *op, int err)
 {
+	count(ep->rx_cntr, true);
 	report_err(ep->rx_cq, op->context, op->flags, err, 0, 0, 0, op->tag);
 	free(op);
 }
@@ -439,6 +452,7 @@ static void send_finish(struct sdr_fi_op *op)
 			break;
 		}
 	ep->tx_inflight--;
+	count(ep->tx_cntr, op->err);
 	if (op->err && (op->report || op->context))
 		report_err(ep->tx_cq, op->context, op->flags, op->err,
 			   op->prov_errno, 0, 0, op->tag);
@@ -1263,9 +1277,7 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 			if (op->context != context)
 				continue;
 			*pp = op->next;
-			report_err(ep->rx_cq, op->context, op->flags,
-				   FI_ECANCELED, 0, 0, 0, op->tag);
-			free(op);
+			recv_fail(ep, op, FI_ECANCELED);
 			ret = 0;
 			break;
 		}
@@ -1434,6 +1446,29 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		break;
 	}
+	case FI_CLASS_CNTR: {
+		struct sdr_fi_cntr *c = container_of(bfid, struct sdr_fi_cntr,
+						     cntr.fid);
+
+		/* completions of sends (FI_SEND) and receives (FI_RECV) */
+		if (c->dom != ep->dom ||
+		    (flags & ~(uint64_t)(FI_SEND | FI_RECV)) ||
+		    !(flags & (FI_SEND | FI_RECV)) ||
+		    ((flags & FI_SEND) && ep->tx_cntr) ||
+		    ((flags & FI_RECV) && ep->rx_cntr)) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		if (flags & FI_SEND) {
+			ep->tx_cntr = c;
+			c->refs++;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cntr = c;
+			c->refs++;
+		}
+		break;
+	}
 	case FI_CLASS_AV: {
 		struct sdr_fi_av *av = container_of(bfid, struct sdr_fi_av,
 						    av.fid);
@@ -1548,6 +1583,10 @@ static int ep_close(struct fid *fid)
 		ep->tx_cq->refs--;
 	if (ep->rx_cq)
 		ep->rx_cq->refs--;
+	if (ep->tx_cntr)
+		ep->tx_cntr->refs--;
+	if (ep->rx_cntr)
+		ep->rx_cntr->refs--;
 	if (ep->av)
 		ep->av->refs--;
 	dom->refs--;

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -43,6 +44,7 @@ struct side {
 	struct fid_ep *ep;
 	struct fid_cq *cq;
 	struct fid_av *av;
+	struct fid_cntr *tx_cntr, *rx_cntr;	/* side_open_cntr() */
 	fi_addr_t peer;
 };
 
@@ -61,12 +63,14 @@ static struct fi_info *info_of(const char *dev, uint64_t caps)
 	return info;
 }
 
-static int side_open_w(struct side *s, const char *dev,
-		       enum fi_wait_obj wait)
+static int side_open_c(struct side *s, const char *dev,
+		       enum fi_wait_obj wait, bool cntrs)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
 				  .wait_obj = wait };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP,
+				   .wait_obj = FI_WAIT_UNSPEC };
 
 	s->info = info_of(dev, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
 	if (!s->info)
@@ -77,9 +81,20 @@ static int side_open_w(struct side *s, const char *dev,
 	    fi_cq_open(s->domain, &cqa, &s->cq, NULL) ||
 	    fi_av_open(s->domain, &ava, &s->av, NULL) ||
 	    fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV) ||
-	    fi_ep_bind(s->ep, &s->av->fid, 0) || fi_enable(s->ep))
+	    fi_ep_bind(s->ep, &s->av->fid, 0))
 		return -1;
-	return 0;
+	if (cntrs && (fi_cntr_open(s->domain, &ca, &s->tx_cntr, NULL) ||
+		      fi_cntr_open(s->domain, &ca, &s->rx_cntr, NULL) ||
+		      fi_ep_bind(s->ep, &s->tx_cntr->fid, FI_SEND) ||
+		      fi_ep_bind(s->ep, &s->rx_cntr->fid, FI_RECV)))
+		return -1;
+	return fi_enable(s->ep) ? -1 : 0;
+}
+
+static int side_open_w(struct side *s, const char *dev,
+		       enum fi_wait_obj wait)
+{
+	return side_open_c(s, dev, wait, false);
 }
 
 static int side_open(struct side *s, const char *dev)
@@ -91,6 +106,10 @@ static void side_close(struct side *s)
 {
 	if (s->ep)
 		fi_close(&s->ep->fid);
+	if (s->tx_cntr)
+		fi_close(&s->tx_cntr->fid);
+	if (s->rx_cntr)
+		fi_close(&s->rx_cntr->fid);
 	if (s->av)
 		fi_close(&s->av->fid);
 	if (s->cq)
@@ -313,6 +332,66 @@ TEST_F_T(fab, messages_whole_and_in_order, 240)
 		free(sb[i]);
 		free(rb[i]);
 	}
+}
+
+/*
+ * Completion counters: a's sends and b's receives count there, with or
+ * without CQ entries; a truncated receive counts as an error (and makes
+ * a waiter return -FI_EAVAIL); set, add, seterr, adderr; a wait past its
+ * time is -FI_ETIMEDOUT; a bound counter cannot be closed.
+ */
+TEST_F_T(fab, counters, 120)
+{
+	struct side c = { 0 }, d = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int i, fd = -1;
+
+	ASSERT_EQ(side_open_c(&c, dev0(), FI_WAIT_NONE, true), 0);
+	ASSERT_EQ(side_open_c(&d, dev1(), FI_WAIT_NONE, true), 0);
+	ASSERT_EQ(know(&c, &d), 0);
+	ASSERT_EQ(know(&d, &c), 0);
+	EXPECT_EQ(fi_control(&c.tx_cntr->fid, FI_GETWAIT, &fd), 0);
+	EXPECT_GE(fd, 0);
+	EXPECT_EQ(fi_close(&c.tx_cntr->fid), -FI_EBUSY);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(fi_trecv(d.ep, self->rbuf + i * 1000, 1000, NULL,
+				   FI_ADDR_UNSPEC, 3, 0, NULL), 0);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(tsend(&c, self->sbuf, 1000, 3, NULL), 0);
+	ASSERT_EQ(fi_tinject(c.ep, self->sbuf, 100, c.peer, 3), 0);
+	EXPECT_EQ(fi_cntr_wait(d.rx_cntr, 5, 30000), 0);
+	EXPECT_EQ(fi_cntr_wait(c.tx_cntr, 5, 30000), 0);
+	EXPECT_EQ(fi_cntr_read(c.tx_cntr), 5);
+	EXPECT_EQ(fi_cntr_read(d.rx_cntr), 5);
+	EXPECT_EQ(fi_cntr_readerr(d.rx_cntr), 0);
+	EXPECT_EQ(fi_cntr_read(c.rx_cntr), 0);
+	/* the CQ has the four sends (not the inject) and five receives */
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(next_comp(&c, &e, &err, 1000), 1);
+	EXPECT_EQ(next_comp(&c, &e, &err, 0), 0);
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(next_comp(&d, &e, &err, 1000), 1);
+	/* a truncated receive: an error, and a waiter sees it */
+	ASSERT_EQ(fi_trecv(d.ep, self->rbuf, 10, NULL, FI_ADDR_UNSPEC, 3, 0,
+			   NULL), 0);
+	ASSERT_EQ(tsend(&c, self->sbuf, 1000, 3, NULL), 0);
+	EXPECT_EQ(fi_cntr_wait(d.rx_cntr, 6, 30000), -FI_EAVAIL);
+	EXPECT_EQ(fi_cntr_readerr(d.rx_cntr), 1);
+	EXPECT_EQ(fi_cntr_read(d.rx_cntr), 5);
+	EXPECT_EQ(next_comp(&d, &e, &err, 1000), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETRUNC);
+	/* nothing more comes: a wait times out */
+	EXPECT_EQ(fi_cntr_wait(d.rx_cntr, 6, 300), -FI_ETIMEDOUT);
+	EXPECT_EQ(fi_cntr_set(d.rx_cntr, 40), 0);
+	EXPECT_EQ(fi_cntr_add(d.rx_cntr, 2), 0);
+	EXPECT_EQ(fi_cntr_read(d.rx_cntr), 42);
+	EXPECT_EQ(fi_cntr_wait(d.rx_cntr, 42, 0), 0);
+	EXPECT_EQ(fi_cntr_seterr(d.rx_cntr, 7), 0);
+	EXPECT_EQ(fi_cntr_adderr(d.rx_cntr, 1), 0);
+	EXPECT_EQ(fi_cntr_readerr(d.rx_cntr), 8);
+	side_close(&c);
+	side_close(&d);
 }
 
 /*

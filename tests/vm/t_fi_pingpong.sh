@@ -4,11 +4,11 @@
 # tools see it: fi_info lists it on both devices, and fi_pingpong over
 # reliable datagram endpoints, FI_MSG and FI_TAGGED, every size up to 1 MiB
 # with its data check (-c), passes between rxe1 (server) and rxe0
-# (client), under SR (the default) and EC; an endpoint asked for NONE is
-# refused with a message.
+# (client), under SR (the default) and EC, and with both ends on rxe0; an
+# endpoint asked for NONE is refused with a message.
 . "$(dirname "$0")/lib.sh"
 
-plan 8
+plan 10
 sdr_load
 export FI_PROVIDER_PATH=$TOP/provider
 [ -f "$FI_PROVIDER_PATH/libsdr-fi.so" ] || diag "provider/libsdr-fi.so not built"
@@ -19,17 +19,19 @@ printf '%s\n' "$out" | sed 's/^/# /'
 check "fi_info -p sdr lists rxe0 and rxe1, FI_EP_RDM" \
 	test "$(printf '%s\n' "$out" | grep -cE 'domain: rxe[01]$')/$(printf '%s\n' "$out" | grep -c 'type: FI_EP_RDM')" = 2/2
 
-# pingpong NAME SERVER-ENV -- ARGS...: one fi_pingpong pair, both ends 0.
+# pingpong NAME SERVER-ENV -- ARGS...: one fi_pingpong pair, both ends 0
+# (the server on $srv_dev at $srv_ip: rxe1, unless set otherwise).
+srv_dev=rxe1 srv_ip=198.18.0.2
 pingpong() {
 	local name=$1 env=$2 srv cli s c
 	shift 3
 	port=$((port + 1))
 	srv=$(mktemp)
 	cli=$(mktemp)
-	env $env timeout 300 fi_pingpong -p sdr -e rdm -B "$port" -d rxe1 "$@" >"$srv" 2>&1 &
+	env $env timeout 300 fi_pingpong -p sdr -e rdm -B "$port" -d "$srv_dev" "$@" >"$srv" 2>&1 &
 	s=$!
 	wait_listen "$port"
-	env $env timeout 300 fi_pingpong -p sdr -e rdm -P "$port" -d rxe0 "$@" 198.18.0.2 >"$cli" 2>&1
+	env $env timeout 300 fi_pingpong -p sdr -e rdm -P "$port" -d rxe0 "$@" "$srv_ip" >"$cli" 2>&1
 	c=$?
 	wait "$s"
 	s=$?
@@ -44,6 +46,10 @@ pingpong() {
 pingpong "msg, SR" "" -- -I 10 -S all -c
 pingpong "tagged, SR" "" -- -m tagged -I 10 -S all -c
 pingpong "msg, EC" "FI_SDR_POLICY=ec" -- -I 5 -S all -c
+# both ends on rxe0: the device loops the flows' packets back to itself
+srv_dev=rxe0 srv_ip=198.18.0.1
+pingpong "tagged, SR, both on rxe0" "" -- -m tagged -I 5 -S all -c
+srv_dev=rxe1 srv_ip=198.18.0.2
 
 # NONE: the server's endpoint is refused, saying why (it creates it once
 # the client reached its control port), and the client, its peer gone,
