@@ -245,6 +245,7 @@ void sdr_fi_progress(struct sdr_fi_domain *dom);
 int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e);
 int sdr_fi_cq_push_err(struct sdr_fi_cq *cq, const struct fi_cq_err_entry *e);
 int sdr_fi_cq_trywait(struct fid *fid);
+int64_t sdr_fi_now_ms(void);
 int sdr_fi_av_get(struct sdr_fi_av *av, fi_addr_t a, struct sockaddr_in *out);
 
 /* the devices and their addresses */

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "sdr_fi.h"
 
@@ -74,14 +73,6 @@ static int cntr_seterr(struct fid_cntr *fc, uint64_t v)
 	return cntr_change(fc, v, true, true);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Until the value reaches @threshold: 0; -FI_EAVAIL once an error was
  * counted meanwhile; -FI_ETIMEDOUT after @timeout ms (< 0: none).
@@ -89,7 +80,7 @@ static int64_t now_ms(void)
 static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 {
 	struct sdr_fi_cntr *c = cntr_of(fc);
-	int64_t end = timeout < 0 ? INT64_MAX : now_ms() + timeout;
+	int64_t end = timeout < 0 ? INT64_MAX : sdr_fi_now_ms() + timeout;
 	struct pollfd pfd = { .fd = sdr_ctx_fd(c->dom->ctx), .events = POLLIN };
 	uint64_t errors;
 
@@ -111,7 +102,7 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 		pthread_mutex_unlock(&c->dom->lock);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = end == INT64_MAX ? -1 : end - now_ms();
+		left = end == INT64_MAX ? -1 : end - sdr_fi_now_ms();
 		if (end != INT64_MAX && left <= 0)
 			return -FI_ETIMEDOUT;
 		if (poll(&pfd, 1, left > 1000 || left < 0 ? 1000 : (int)left) < 0 &&

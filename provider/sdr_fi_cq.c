@@ -134,7 +134,8 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	return ret;
 }
 
-static int64_t now_ms(void)
+/* CLOCK_MONOTONIC in ms: the wait calls' deadlines. */
+int64_t sdr_fi_now_ms(void)
 {
 	struct timespec ts;
 
@@ -151,7 +152,7 @@ static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 			const void *cond, int timeout)
 {
 	struct sdr_fi_cq *cq = container_of(fcq, struct sdr_fi_cq, cq);
-	int64_t end = timeout < 0 ? INT64_MAX : now_ms() + timeout;
+	int64_t end = timeout < 0 ? INT64_MAX : sdr_fi_now_ms() + timeout;
 	struct pollfd pfd = { .fd = sdr_ctx_fd(cq->dom->ctx), .events = POLLIN };
 	ssize_t ret;
 
@@ -164,7 +165,7 @@ static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 		ret = cq_read(fcq, buf, count);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = end == INT64_MAX ? -1 : end - now_ms();
+		left = end == INT64_MAX ? -1 : end - sdr_fi_now_ms();
 		if (end != INT64_MAX && left <= 0)
 			return -FI_EAGAIN;
 		if (poll(&pfd, 1, left > 1000 || left < 0 ? 1000 : (int)left) < 0 &&
