@@ -329,11 +329,11 @@ static void rx_cont(struct sdr_fi_conn *c, const void *data, uint32_t n)
 }
 
 /*
- * The first part of a message: into a receive that takes it, or kept
- * (in its slot, or for a longer message copied out) until one is posted.
- * Returns false if it must stay in its slot for now: a longer message
- * that finds no room (SDR_FI_UNEXP_BYTES) waits there until a receive
- * takes it or room is made.
+ * The first part of a message: into a receive that takes it, or copied
+ * out to the unexpected list (its further parts following it there) until
+ * one is posted.  Returns false if it must stay in its slot for now: a
+ * message that finds no room (SDR_FI_UNEXP_BYTES, or no memory) waits
+ * there, holding its flow, until a receive takes it or room is made.
  */
 static bool rx_first(struct sdr_fi_conn *c, struct sdr_recv *rh,
 		     const struct sdr_fi_hdr *h, uint32_t n)
