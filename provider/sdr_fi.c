@@ -86,17 +86,26 @@ static int addr_parse(const char *node, const char *service,
 	return 0;
 }
 
-/* What hints ask that this provider does not do. */
-static bool hints_refused(const struct fi_info *h)
+/* libfabric's flag (include/ofi.h) on a utility provider's getinfo */
+#define SDR_FI_CORE_PROV_ONLY	(1ULL << 59)
+
+/* The largest message of an endpoint of @type. */
+static uint64_t max_msg_of(enum fi_ep_type type)
+{
+	return type == FI_EP_DGRAM ? SDR_FI_DGRAM_MAX_MSG : SDR_FI_MAX_MSG;
+}
+
+/* What hints ask that this provider's endpoints of @type do not do. */
+static bool hints_refused(const struct fi_info *h, enum fi_ep_type type)
 {
 	if (!h)
 		return false;
 	if (h->caps & ~(uint64_t)SDR_FI_CAPS)
 		return true;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
-	    h->ep_attr->type != FI_EP_RDM)
+	    h->ep_attr->type != type)
 		return true;
-	if (h->ep_attr && h->ep_attr->max_msg_size > SDR_FI_MAX_MSG)
+	if (h->ep_attr && h->ep_attr->max_msg_size > max_msg_of(type))
 		return true;
 	if (h->addr_format != FI_FORMAT_UNSPEC &&
 	    h->addr_format != FI_SOCKADDR_IN && h->addr_format != FI_SOCKADDR)
@@ -121,7 +130,8 @@ static bool hints_refused(const struct fi_info *h)
 
 static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 				const struct fi_info *h,
-				const struct sockaddr_in *dest)
+				const struct sockaddr_in *dest,
+				enum fi_ep_type type)
 {
 	struct fi_info *fi = fi_allocinfo();
 	struct sockaddr_in *src;
@@ -169,10 +179,10 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	fi->rx_attr->size = SDR_FI_RX_SIZE;
 	fi->rx_attr->iov_limit = 1;
 
-	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->type = type;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->max_msg_size = SDR_FI_MAX_MSG;
+	fi->ep_attr->max_msg_size = max_msg_of(type);
 	fi->ep_attr->mem_tag_format = ~(uint64_t)0;	/* all 64 bits match */
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
@@ -213,14 +223,29 @@ static int sdr_fi_getinfo(uint32_t version, const char *node,
 {
 	struct sockaddr_in dest, want_src = { 0 };
 	const struct sockaddr_in *destp = NULL;
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_DGRAM };
 	struct fi_info *head = NULL, **tail = &head;
 	const char *want_dev = NULL;
+	bool offer[2], any = false;
 	struct dirent *de;
+	unsigned int t;
 	DIR *d;
 
 	(void)version;
 	*info = NULL;
-	if (hints_refused(hints))
+	for (t = 0; t < 2; t++)
+		any |= offer[t] = !hints_refused(hints, types[t]);
+	/*
+	 * A utility provider asking for core providers to layer over
+	 * (libfabric's OFI_CORE_PROV_ONLY) gets no datagram endpoint: ofi_rxd
+	 * would make an RDM endpoint of sdr's datagrams, listed ahead of
+	 * sdr's own, and redo in software what SR and EC do in the kernel.
+	 */
+	if (flags & SDR_FI_CORE_PROV_ONLY) {
+		any = offer[0];
+		offer[1] = false;
+	}
+	if (!any)
 		return -FI_ENODATA;
 	if (hints && hints->domain_attr && hints->domain_attr->name)
 		want_dev = hints->domain_attr->name;
@@ -264,14 +289,18 @@ static int sdr_fi_getinfo(uint32_t version, const char *node,
 		if (want_src.sin_addr.s_addr &&
 		    want_src.sin_addr.s_addr != ip.s_addr)
 			continue;
-		fi = info_for(de->d_name, &ip, hints, destp);
-		if (!fi) {
-			closedir(d);
-			fi_freeinfo(head);
-			return -FI_ENOMEM;
+		for (t = 0; t < 2; t++) {
+			if (!offer[t])
+				continue;
+			fi = info_for(de->d_name, &ip, hints, destp, types[t]);
+			if (!fi) {
+				closedir(d);
+				fi_freeinfo(head);
+				return -FI_ENOMEM;
+			}
+			*tail = fi;
+			tail = &fi->next;
 		}
-		*tail = fi;
-		tail = &fi->next;
 	}
 	closedir(d);
 	if (!head)

@@ -6,13 +6,14 @@
  * that every call of the domain's objects takes); reliable datagram
  * endpoints (FI_EP_RDM) with FI_MSG and FI_TAGGED; address vectors of
  * IPv4 socket addresses (the peer endpoint's rdma_cm listener); completion
- * queues.  An endpoint sends to a peer over a flow it connects through
- * rdma_cm on the first send (sdr_cm_connect()), and receives over the
- * flows its listener accepted (a thread of its own answers requests);
- * every message carries a 32-byte header (op, tag, remote CQ data,
- * length, the sender's port) in front of its bytes, goes in parts of at
- * most 1 MiB, is matched against the posted receives in software and
- * copied out of the flow's receive slots once.
+ * queues; datagram endpoints (FI_EP_DGRAM) the same over policy NONE.
+ * An endpoint sends to a peer over a flow it connects through rdma_cm on
+ * the first send (sdr_cm_connect()), and receives over the flows its
+ * listener accepted (a thread of its own answers requests); every message
+ * carries a 32-byte header (op, tag, remote CQ data, length, the sender's
+ * port) in front of its bytes, goes in parts of at most 1 MiB (small
+ * messages queued together share one), is matched against the posted
+ * receives in software and copied out of the flow's receive slots once.
  */
 #ifndef SDR_FI_H
 #define SDR_FI_H
@@ -48,7 +49,9 @@
  * The header in front of every part's bytes.  A message of more than
  * SDR_FI_PART bytes goes as several sdr messages (parts) back to back on
  * its flow, the first carrying the header's fields, the others
- * SDR_FI_F_CONT.
+ * SDR_FI_F_CONT.  Whole messages queued on a flow together go as one part
+ * of at most SDR_FI_BATCH bytes: records (header and bytes) back to back,
+ * each at a multiple of 8 bytes, every one but the last SDR_FI_F_MORE.
  */
 struct sdr_fi_hdr {
 	uint32_t magic;		/* SDR_FI_MAGIC */
@@ -64,11 +67,14 @@ struct sdr_fi_hdr {
 #define SDR_FI_OP_MASK		0xff
 #define SDR_FI_F_DATA		0x100
 #define SDR_FI_F_CONT		0x200
+#define SDR_FI_F_MORE		0x400	/* another record follows it */
 #define SDR_FI_HDR		((uint32_t)sizeof(struct sdr_fi_hdr))
 
 /* Limits, also what fi_getinfo() reports. */
 #define SDR_FI_MAX_MSG		(1ULL << 30)	/* application bytes a message */
 #define SDR_FI_PART		(1U << 20)	/* application bytes a part */
+#define SDR_FI_BATCH		(64U << 10)	/* a part of batched records */
+#define SDR_FI_DGRAM_MAX_MSG	SDR_FI_PART	/* FI_EP_DGRAM: one part */
 #define SDR_FI_UNEXP_BYTES	(256U << 20)	/* unexpected messages held */
 #define SDR_FI_SLOTS		16		/* parts in flight a flow */
 #define SDR_FI_INJECT		4096
@@ -158,6 +164,7 @@ struct sdr_fi_conn {
 	struct sdr_recv *rq[SDR_FI_SLOTS];
 	uint32_t rq_head, nposted;
 	bool stalled;			/* rx: a message waits for room */
+	uint32_t rx_off;		/* rx: the oldest part's next record */
 	/* rx: the message whose further parts come next, and where to */
 	struct sdr_fi_hdr cur;
 	uint64_t cur_got;
@@ -169,6 +176,7 @@ struct sdr_fi_conn {
 struct sdr_fi_op {
 	struct sdr_fi_op *next;		/* a posted list, or ep->tx_ops */
 	struct sdr_fi_op *qnext;	/* send: its flow's queue */
+	struct sdr_fi_op *bnext;	/* send: the next in its batch */
 	void *context;
 	void *buf;
 	size_t len;
@@ -213,7 +221,10 @@ struct sdr_fi_ep {
 	uint64_t tx_flags, rx_flags;	/* FI_SELECTIVE_COMPLETION */
 	struct sdr_fi_av *av;
 	bool enabled;
-	uint32_t policy;		/* FI_SDR_POLICY, default SR */
+	enum fi_ep_type type;		/* FI_EP_RDM or FI_EP_DGRAM */
+	uint32_t policy;		/* RDM: FI_SDR_POLICY (SR); DGRAM: NONE */
+	uint64_t max_msg;		/* SDR_FI_MAX_MSG, DGRAM one part */
+	uint64_t dropped;		/* DGRAM: messages lost on the way */
 	struct sockaddr_in name;	/* the listener's address */
 	struct sdr_cm *listener;
 	pthread_t cm_thread;

@@ -268,36 +268,53 @@ static void rx_fail(struct sdr_fi_conn *c)
 	unexp_free(ep, u);
 }
 
-/*
- * Is the part @h (@n bytes with its header) what @c may carry next?  The
- * sender's port, once learned, never changes; a first part comes only
- * when no message is under way, a further one only when one is, and each
- * part is as long as the message's length says.
- */
-static bool part_ok(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
-		    uint32_t n)
+/* Where the record after one of @n bytes (header and all) at @off starts. */
+static uint32_t rec_next(uint32_t off, uint64_t n)
 {
-	uint64_t left;
+	return (uint32_t)((off + n + 7) & ~7ULL);
+}
+
+/*
+ * Is the record @h at @off of a part of @n bytes what @c may carry next?
+ * The sender's port, once learned, never changes; a first part comes
+ * only when no message is under way, a further one only when one is (and
+ * alone in its part), and each part is as long as the message's length
+ * says; a record with another behind it (SDR_FI_F_MORE) and the records
+ * after the first are whole messages, the last one ending the part.
+ * Returns the record's bytes (without its header), or -1.
+ */
+static int64_t rec_ok(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
+		      uint32_t n, uint32_t off)
+{
+	uint64_t left, room;
 
 	if (n < SDR_FI_HDR || n > SDR_FI_HDR + SDR_FI_PART ||
-	    h->magic != SDR_FI_MAGIC ||
+	    off > n - SDR_FI_HDR || h->magic != SDR_FI_MAGIC ||
 	    ((h->op & SDR_FI_OP_MASK) != SDR_FI_OP_MSG &&
 	     (h->op & SDR_FI_OP_MASK) != SDR_FI_OP_TAGGED) ||
 	    (h->op & ~(uint32_t)(SDR_FI_OP_MASK | SDR_FI_F_DATA |
-				 SDR_FI_F_CONT)) ||
+				 SDR_FI_F_CONT | SDR_FI_F_MORE)) ||
 	    !h->port || (c->port_known && h->port != c->peer.sin_port))
-		return false;
-	n -= SDR_FI_HDR;
+		return -1;
+	room = n - off - SDR_FI_HDR;
 	if (h->op & SDR_FI_F_CONT) {
-		if (!c->cur_op && !c->cur_u)
-			return false;
+		if (off || (h->op & SDR_FI_F_MORE) || (!c->cur_op && !c->cur_u))
+			return -1;
 		left = c->cur.len - c->cur_got;
-	} else {
-		if (c->cur_op || c->cur_u || h->len > SDR_FI_MAX_MSG)
-			return false;
-		left = h->len;
+		return room == (left < SDR_FI_PART ? left : SDR_FI_PART) ?
+			(int64_t)room : -1;
 	}
-	return n == (left < SDR_FI_PART ? left : SDR_FI_PART);
+	if (c->cur_op || c->cur_u || h->len > c->ep->max_msg)
+		return -1;
+	if (h->op & SDR_FI_F_MORE)
+		/* whole, with room for the next record's header after it */
+		return h->len <= room &&
+		       rec_next(off, SDR_FI_HDR + h->len) + SDR_FI_HDR <= n ?
+			(int64_t)h->len : -1;
+	if (off)
+		return h->len == room ? (int64_t)room : -1;
+	return room == (h->len < SDR_FI_PART ? h->len : SDR_FI_PART) ?
+		(int64_t)room : -1;
 }
 
 /* A further part, @n bytes at @data, of the message under way on @c. */
@@ -329,14 +346,15 @@ static void rx_cont(struct sdr_fi_conn *c, const void *data, uint32_t n)
 }
 
 /*
- * The first part of a message: into a receive that takes it, or copied
- * out to the unexpected list (its further parts following it there) until
- * one is posted.  Returns false if it must stay in its slot for now: a
- * message that finds no room (SDR_FI_UNEXP_BYTES, or no memory) waits
- * there, holding its flow, until a receive takes it or room is made.
+ * A message's first record, @n bytes after its header @h: into a receive
+ * that takes it, or copied out to the unexpected list (its further parts
+ * following it there) until one is posted.  Returns false if it must stay
+ * in its slot for now: a message that finds no room (SDR_FI_UNEXP_BYTES,
+ * or no memory) waits there, holding its flow, until a receive takes it
+ * or room is made.
  */
-static bool rx_first(struct sdr_fi_conn *c, struct sdr_recv *rh,
-		     const struct sdr_fi_hdr *h, uint32_t n)
+static bool rx_first(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
+		     uint32_t n)
 {
 	struct sdr_fi_ep *ep = c->ep;
 	struct sdr_fi_unexp *u, **pp;
@@ -346,7 +364,6 @@ static bool rx_first(struct sdr_fi_conn *c, struct sdr_recv *rh,
 	op = match_posted(ep, c, h);
 	if (op && h->len == n) {
 		deliver(ep, op, h, data);
-		recycle(c, rh);
 		return true;
 	}
 	if (op) {
@@ -354,7 +371,6 @@ static bool rx_first(struct sdr_fi_conn *c, struct sdr_recv *rh,
 		c->cur = *h;
 		c->cur_got = n;
 		c->cur_op = op;
-		recycle(c, rh);
 		return true;
 	}
 	if (ep->unexp_bytes + unexp_cost(h) > SDR_FI_UNEXP_BYTES)
@@ -378,11 +394,47 @@ static bool rx_first(struct sdr_fi_conn *c, struct sdr_recv *rh,
 		c->cur_got = n;
 		c->cur_u = u;
 	}
-	recycle(c, rh);
 	for (pp = &ep->unexp; *pp; pp = &(*pp)->next)
 		;
 	*pp = u;
 	return true;
+}
+
+/* The oldest receive of @c is done with: off the ring, its slot recycled. */
+static void rx_pop(struct sdr_fi_conn *c, struct sdr_recv *rh)
+{
+	c->rq_head = (c->rq_head + 1) % SDR_FI_SLOTS;
+	c->nposted--;
+	c->rx_off = 0;
+	recycle(c, rh);
+}
+
+/*
+ * Take the records of the part in @c's oldest receive @rh, @n bytes, from
+ * c->rx_off on.  Returns false if one must wait in its slot (rx_first()).
+ */
+static bool rx_records(struct sdr_fi_conn *c, const uint8_t *part, uint32_t n)
+{
+	for (;;) {
+		const struct sdr_fi_hdr *h = (const void *)(part + c->rx_off);
+		int64_t len = rec_ok(c, h, n, c->rx_off);
+
+		if (len < 0) {
+			rx_fail(c);
+			return true;
+		}
+		if (!c->port_known) {
+			c->peer.sin_port = h->port;
+			c->port_known = true;
+		}
+		if (h->op & SDR_FI_F_CONT)
+			rx_cont(c, h + 1, (uint32_t)len);
+		else if (!rx_first(c, h, (uint32_t)len))
+			return false;
+		if (!(h->op & SDR_FI_F_MORE))
+			return true;
+		c->rx_off = rec_next(c->rx_off, SDR_FI_HDR + (uint64_t)len);
+	}
 }
 
 /* Take the parts of @c that are complete, in the order they were sent. */
@@ -391,40 +443,29 @@ static void conn_rx_advance(struct sdr_fi_conn *c)
 	c->stalled = false;
 	while (c->nposted && !c->dead) {
 		struct sdr_recv *rh = c->rq[c->rq_head];
-		const struct sdr_fi_hdr *h;
 		uint32_t status, imm, len;
 
 		if (sdr_recv_poll(rh, &status))
 			break;		/* the oldest is not complete yet */
-		h = sdr_recv_data(rh);
-		if (status != SDR_STATUS_OK || sdr_recv_imm(rh, &imm, &len) ||
-		    !part_ok(c, h, len)) {
-			/* failed, gone, or not this provider's: done with it */
-			c->rq_head = (c->rq_head + 1) % SDR_FI_SLOTS;
-			c->nposted--;
-			sdr_recv_release(rh);
+		if (status == SDR_STATUS_PARTIAL &&
+		    c->ep->type == FI_EP_DGRAM) {
+			/* policy NONE lost some of it: the datagrams go */
+			c->ep->dropped++;
+			rx_pop(c, rh);
+			continue;
+		}
+		if (status != SDR_STATUS_OK || sdr_recv_imm(rh, &imm, &len)) {
+			/* failed or gone: done with the flow */
+			rx_pop(c, rh);
 			rx_fail(c);
 			break;
 		}
-		if (!c->port_known) {
-			c->peer.sin_port = h->port;
-			c->port_known = true;
-		}
-		len -= SDR_FI_HDR;
-		/* taken off the ring first: recycling posts behind it */
-		c->rq_head = (c->rq_head + 1) % SDR_FI_SLOTS;
-		c->nposted--;
-		if (h->op & SDR_FI_F_CONT) {
-			rx_cont(c, h + 1, len);
-			recycle(c, rh);
-		} else if (!rx_first(c, rh, h, len)) {
-			/* back on the ring, the oldest, until there is room */
-			c->rq_head = (c->rq_head + SDR_FI_SLOTS - 1) %
-				     SDR_FI_SLOTS;
-			c->nposted++;
+		if (!rx_records(c, sdr_recv_data(rh), len)) {
+			/* it stays the oldest until there is room */
 			c->stalled = true;
 			break;
 		}
+		rx_pop(c, rh);
 	}
 }
 
@@ -471,15 +512,34 @@ static void send_finish(struct sdr_fi_op *op)
 	free(op);
 }
 
-/* Post the queued sends' parts while @c has free slots. */
+/* Write send @op's next @n bytes, behind their header, at @h. */
+static void rec_put(const struct sdr_fi_conn *c, struct sdr_fi_hdr *h,
+		    const struct sdr_fi_op *op, size_t n)
+{
+	h->magic = SDR_FI_MAGIC;
+	h->op = op->kind | (op->started ? SDR_FI_F_CONT : 0);
+	h->port = c->ep->name.sin_port;
+	h->tag = op->tag;
+	h->data = op->data;
+	h->len = op->len;
+	memcpy(h + 1, (const uint8_t *)op->buf + op->off, n);
+}
+
+/*
+ * Post the queued sends' parts while @c has free slots.  A part holds the
+ * next part of the oldest send; if that is a whole message, the whole
+ * messages queued behind it join it while they fit in SDR_FI_BATCH bytes
+ * (a batch: records back to back, each completing when the part does).
+ */
 static void tx_pump(struct sdr_fi_conn *c)
 {
 	struct sdr_fi_op *op;
 
 	while ((op = c->txq)) {
 		size_t n = op->len - op->off;
-		struct sdr_fi_hdr *h;
-		uint32_t slot = 0, seq;
+		struct sdr_fi_op *last = op, *b;
+		uint32_t slot = 0, seq, bytes, off = 0;
+		uint8_t *base;
 		int ret = 0;
 
 		if (!c->dead && !c->free_slots)
@@ -488,17 +548,24 @@ static void tx_pump(struct sdr_fi_conn *c)
 			if (n > SDR_FI_PART)
 				n = SDR_FI_PART;
 			slot = (uint32_t)__builtin_ctz(c->free_slots);
-			h = sdr_send_slot(c->flow, slot);
-			h->magic = SDR_FI_MAGIC;
-			h->op = op->kind | (op->started ? SDR_FI_F_CONT : 0);
-			h->port = c->ep->name.sin_port;
-			h->tag = op->tag;
-			h->data = op->data;
-			h->len = op->len;
-			memcpy(h + 1, (const uint8_t *)op->buf + op->off, n);
+			base = sdr_send_slot(c->flow, slot);
+			rec_put(c, (struct sdr_fi_hdr *)base, op, n);
+			bytes = SDR_FI_HDR + (uint32_t)n;
+			/* (a send behind the oldest has not started) */
+			while (!op->started && (b = last->qnext) &&
+			       rec_next(bytes, 0) + SDR_FI_HDR + b->len <=
+			       SDR_FI_BATCH) {
+				((struct sdr_fi_hdr *)(base + off))->op |=
+					SDR_FI_F_MORE;
+				off = rec_next(bytes, 0);
+				rec_put(c, (struct sdr_fi_hdr *)(base + off),
+					b, b->len);
+				bytes = off + SDR_FI_HDR + (uint32_t)b->len;
+				last = b;
+			}
 			ret = sdr_flow_send_post(c->flow,
 						 (uint64_t)slot * c->stride,
-						 SDR_FI_HDR + (uint32_t)n, 0,
+						 bytes, 0,
 						 (uintptr_t)&c->part[slot],
 						 &seq);
 			if (ret == -EAGAIN)
@@ -512,16 +579,26 @@ static void tx_pump(struct sdr_fi_conn *c)
 			/* the flow is gone: this send and those after fail */
 			if (!op->err)
 				op->err = FI_EIO;
+			last = op;
 		} else {
 			c->free_slots &= ~(1U << slot);
 			c->slot_op[slot] = op;
+			op->bnext = op == last ? NULL : op->qnext;
 			op->parts++;
 			op->started = true;
 			op->off += n;
 			if (op->off < op->len)
 				continue;
+			/* the batch's others: wholly posted, in this part */
+			for (b = op->bnext; b; b = b == last ? NULL : b->qnext) {
+				b->bnext = b == last ? NULL : b->qnext;
+				b->parts = 1;
+				b->started = true;
+				b->off = b->len;
+				b->queued = false;
+			}
 		}
-		c->txq = op->qnext;
+		c->txq = last->qnext;
 		op->queued = false;
 		if (!op->parts)
 			send_finish(op);
@@ -530,25 +607,28 @@ static void tx_pump(struct sdr_fi_conn *c)
 		c->txq_tail = &c->txq;
 }
 
+/* Part @p is complete (or failed): its sends with it. */
 static void send_done(struct sdr_fi_part *p, uint32_t status)
 {
 	struct sdr_fi_conn *c = p->conn;
-	struct sdr_fi_op *op = c->slot_op[p->slot];
+	struct sdr_fi_op *op = c->slot_op[p->slot], *next;
 
 	c->slot_op[p->slot] = NULL;
 	c->free_slots |= 1U << p->slot;
-	if (!op)
-		return;
-	op->parts--;
-	if (status != SDR_STATUS_OK) {
-		c->dead = true;
-		if (!op->err) {
-			op->err = FI_EIO;
-			op->prov_errno = (int)status;
+	for (; op; op = next) {
+		next = op->bnext;
+		op->bnext = NULL;
+		op->parts--;
+		if (status != SDR_STATUS_OK) {
+			c->dead = true;
+			if (!op->err) {
+				op->err = FI_EIO;
+				op->prov_errno = (int)status;
+			}
 		}
+		if (!op->parts && !op->queued)
+			send_finish(op);
 	}
-	if (!op->parts && !op->queued)
-		send_finish(op);
 	tx_pump(c);
 }
 
@@ -746,7 +826,7 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 
 	if (flags & ~(uint64_t)SEND_FLAGS)
 		return -FI_EBADFLAGS;
-	if (len > SDR_FI_MAX_MSG)
+	if (len > ep->max_msg)
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && len > SDR_FI_INJECT)
 		return -FI_EMSGSIZE;
@@ -1634,7 +1714,8 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	struct sdr_fi_ep *ep;
 	int ret;
 
-	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+	if (!info || !info->ep_attr || (info->ep_attr->type != FI_EP_RDM &&
+					info->ep_attr->type != FI_EP_DGRAM))
 		return -FI_EINVAL;
 	if (info->caps & ~(uint64_t)SDR_FI_CAPS)
 		return -FI_EINVAL;
@@ -1642,6 +1723,7 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->dom = dom;
+	ep->type = info->ep_attr->type;
 	ep->directed = info->caps & FI_DIRECTED_RECV;
 	/* the default operation flags: with FI_SELECTIVE_COMPLETION, whether
 	 * fi_send() and the like report */
@@ -1649,14 +1731,21 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_flags = info->tx_attr->op_flags & FI_COMPLETION;
 	if (info->rx_attr)
 		ep->rx_flags = info->rx_attr->op_flags & FI_COMPLETION;
-	ep->policy = SDR_POLICY_SR;
-	if (pol && *pol && (sdr_policy_parse(pol, &ep->policy) ||
-			    ep->policy == SDR_POLICY_NONE)) {
-		/* FI_EP_RDM is reliable: NONE is no policy for it */
-		fprintf(stderr, "libsdr-fi: FI_SDR_POLICY=%s: not a reliable sdr policy\n",
-			pol);
-		free(ep);
-		return -FI_EINVAL;
+	if (ep->type == FI_EP_DGRAM) {
+		/* unreliable: policy NONE, a message one part */
+		ep->policy = SDR_POLICY_NONE;
+		ep->max_msg = SDR_FI_DGRAM_MAX_MSG;
+	} else {
+		ep->policy = SDR_POLICY_SR;
+		ep->max_msg = SDR_FI_MAX_MSG;
+		if (pol && *pol && (sdr_policy_parse(pol, &ep->policy) ||
+				    ep->policy == SDR_POLICY_NONE)) {
+			/* FI_EP_RDM is reliable: NONE is no policy for it */
+			fprintf(stderr, "libsdr-fi: FI_SDR_POLICY=%s: not a reliable sdr policy\n",
+				pol);
+			free(ep);
+			return -FI_EINVAL;
+		}
 	}
 	ret = ep_listen(ep);
 	if (ret) {

@@ -2,9 +2,11 @@
 /*
  * t_fabric: the libfabric provider sdr (provider/, fi_sdr(7)) through
  * libfabric's own API, two RDM endpoints in one process, one on each of
- * the VM's devices.  fi_getinfo() offers what the provider does and
- * refuses what it does not; messages of every size up to the maximum
- * arrive whole (hashed) and in the order they were sent; tagged receives
+ * the VM's devices.  fi_getinfo() offers what the provider does (RDM and
+ * DGRAM endpoints) and refuses what it does not; messages of every size
+ * up to the maximum arrive whole (hashed) and in the order they were
+ * sent; small messages sent back to back share sdr messages; datagrams
+ * arrive whole or not at all, in order; tagged receives
  * match under their ignore bits, also messages that came before their
  * receive (unexpected); a short receive completes FI_ETRUNC with the
  * overflow in olen; a cancelled receive completes FI_ECANCELED; remote CQ
@@ -48,13 +50,14 @@ struct side {
 	fi_addr_t peer;
 };
 
-/* The provider's fi_info for device @dev. */
-static struct fi_info *info_of(const char *dev, uint64_t caps)
+/* The provider's fi_info for device @dev, endpoints of @type. */
+static struct fi_info *info_of(const char *dev, uint64_t caps,
+			       enum fi_ep_type type)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 
 	hints->caps = caps;
-	hints->ep_attr->type = FI_EP_RDM;
+	hints->ep_attr->type = type;
 	hints->fabric_attr->prov_name = strdup("sdr");
 	hints->domain_attr->name = strdup(dev);
 	if (fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info))
@@ -63,8 +66,8 @@ static struct fi_info *info_of(const char *dev, uint64_t caps)
 	return info;
 }
 
-static int side_open_c(struct side *s, const char *dev,
-		       enum fi_wait_obj wait, bool cntrs)
+static int side_open_x(struct side *s, const char *dev,
+		       enum fi_wait_obj wait, bool cntrs, enum fi_ep_type type)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
 				  .wait_obj = wait };
@@ -72,7 +75,7 @@ static int side_open_c(struct side *s, const char *dev,
 	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP,
 				   .wait_obj = FI_WAIT_UNSPEC };
 
-	s->info = info_of(dev, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
+	s->info = info_of(dev, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV, type);
 	if (!s->info)
 		return -1;
 	if (fi_fabric(s->info->fabric_attr, &s->fabric, NULL) ||
@@ -89,6 +92,12 @@ static int side_open_c(struct side *s, const char *dev,
 		      fi_ep_bind(s->ep, &s->rx_cntr->fid, FI_RECV)))
 		return -1;
 	return fi_enable(s->ep) ? -1 : 0;
+}
+
+static int side_open_c(struct side *s, const char *dev,
+		       enum fi_wait_obj wait, bool cntrs)
+{
+	return side_open_x(s, dev, wait, cntrs, FI_EP_RDM);
 }
 
 static int side_open_w(struct side *s, const char *dev,
@@ -121,6 +130,16 @@ static void side_close(struct side *s)
 	if (s->info)
 		fi_freeinfo(s->info);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Device @dev's sdr messages sent, all its flows' (sysfs). */
+static uint64_t msgs_sent(const char *dev)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/counters/msgs_sent",
+		 dev);
+	return sysfs_u64_or(path, 0);
 }
 
 /* The flows sdr holds on device @dev (its sysfs nr_flows). */
@@ -214,11 +233,11 @@ FIXTURE_TEARDOWN(fab)
 	free(self->rbuf);
 }
 
-TEST(getinfo_offers_rdm_and_refuses_the_rest)
+TEST(getinfo_offers_rdm_and_dgram_and_refuses_the_rest)
 {
 	struct fi_info *hints, *info = NULL, *i;
 	char path[512];
-	int n = 0;
+	int rdm = 0, dgram = 0;
 
 	snprintf(path, sizeof(path), "%s/provider", SDR_TOP);
 	setenv("FI_PROVIDER_PATH", path, 1);
@@ -226,27 +245,37 @@ TEST(getinfo_offers_rdm_and_refuses_the_rest)
 	hints->fabric_attr->prov_name = strdup("sdr");
 	ASSERT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), 0);
 	for (i = info; i; i = i->next) {
-		EXPECT_EQ(i->ep_attr->type, FI_EP_RDM);
+		/* the native entries only: no utility provider on top */
+		EXPECT_EQ(strcmp(i->fabric_attr->prov_name, "sdr"), 0);
+		EXPECT_TRUE(i->ep_attr->type == FI_EP_RDM ||
+			    i->ep_attr->type == FI_EP_DGRAM);
 		EXPECT_EQ(i->addr_format, FI_SOCKADDR_IN);
 		EXPECT_TRUE((i->caps & (FI_MSG | FI_TAGGED)) ==
 			    (FI_MSG | FI_TAGGED));
-		EXPECT_EQ(i->ep_attr->max_msg_size, MAX_MSG);
+		EXPECT_EQ(i->ep_attr->max_msg_size,
+			  i->ep_attr->type == FI_EP_RDM ? MAX_MSG : PART);
 		EXPECT_EQ(i->domain_attr->mr_mode, 0);
-		TH_LOG("offered: %s %s", i->fabric_attr->prov_name,
-		       i->domain_attr->name);
-		n++;
+		TH_LOG("offered: %s %s %s", i->fabric_attr->prov_name,
+		       i->domain_attr->name, fi_tostr(&i->ep_attr->type,
+						      FI_TYPE_EP_TYPE));
+		rdm += i->ep_attr->type == FI_EP_RDM;
+		dgram += i->ep_attr->type == FI_EP_DGRAM;
 	}
-	EXPECT_GE(n, 2);
+	EXPECT_GE(rdm, 2);
+	EXPECT_EQ(dgram, rdm);
 	fi_freeinfo(info);
 
-	/* what it does not do: RMA, connected or datagram endpoints */
+	/* what it does not do: RMA, connected endpoints */
 	hints->caps = FI_MSG | FI_RMA;
 	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
 	hints->caps = FI_MSG;
 	hints->ep_attr->type = FI_EP_MSG;
 	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
+	/* datagrams: one part at most */
 	hints->ep_attr->type = FI_EP_DGRAM;
+	hints->ep_attr->max_msg_size = PART + 1;
 	EXPECT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), -FI_ENODATA);
+	hints->ep_attr->max_msg_size = 0;
 	/* a device that is not there */
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->name = strdup("nosuchdev");
@@ -257,6 +286,13 @@ TEST(getinfo_offers_rdm_and_refuses_the_rest)
 	ASSERT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), 0);
 	EXPECT_FALSE(info->caps & FI_TAGGED);
 	EXPECT_EQ(strcmp(info->domain_attr->name, dev0()), 0);
+	EXPECT_EQ(info->next, NULL);
+	fi_freeinfo(info);
+	/* FI_EP_DGRAM asked: that only */
+	hints->ep_attr->type = FI_EP_DGRAM;
+	ASSERT_EQ(fi_getinfo(FI_VER, NULL, NULL, 0, hints, &info), 0);
+	EXPECT_EQ(info->ep_attr->type, FI_EP_DGRAM);
+	EXPECT_EQ(info->ep_attr->max_msg_size, PART);
 	EXPECT_EQ(info->next, NULL);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
@@ -565,6 +601,189 @@ TEST_F_T(fab, tags_ignore_bits_and_unexpected, 120)
 	EXPECT_EQ(err.err, FI_ECANCELED);
 	EXPECT_EQ((uintptr_t)err.op_context, 9);
 	EXPECT_EQ(fi_cancel(&self->b.ep->fid, (void *)9), -FI_ENOENT);
+}
+
+/*
+ * Small messages queued on a flow go together: 2000 tagged messages of 0
+ * to 300 bytes, sent back to back while the receiver takes them (at most
+ * 200 receives posted, one tag each: the rest wait as unexpected), each
+ * arrive whole (its hash) and in order, in far fewer sdr messages than
+ * 2000 (the device's msgs_sent).
+ */
+TEST_F_T(fab, small_messages_batched, 180)
+{
+	enum { N = 2000, POSTED = 200, MAXLEN = 300 };
+	static uint8_t sb[N][MAXLEN], rb[N][MAXLEN];
+	uint32_t len[N], sent = 0, posted = 0, done_tx = 0, done_rx = 0, i;
+	uint64_t want[N], before = msgs_sent(dev0()), used;
+	int64_t end = now_us() + 150 * 1000000LL;
+
+	for (i = 0; i < N; i++) {
+		len[i] = (i * 2654435761U) % (MAXLEN + 1);
+		random_fill(sb[i], len[i], 5000 + i);
+		want[i] = fnv1a(sb[i], len[i]);
+	}
+	while (done_tx < N || done_rx < N) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		ssize_t ret;
+		int r;
+
+		ASSERT_LT(now_us(), end);
+		/* a burst of sends: the flow's 16 slots fill, the rest queue */
+		while (sent < N) {
+			ret = fi_tsend(self->a.ep, sb[sent], len[sent], NULL,
+				       self->a.peer, 0x1000 + sent,
+				       (void *)(uintptr_t)(sent + 1));
+			ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
+			if (ret)
+				break;
+			sent++;
+		}
+		while (posted < N && posted - done_rx < POSTED) {
+			ASSERT_EQ(fi_trecv(self->b.ep, rb[posted], MAXLEN,
+					   NULL, FI_ADDR_UNSPEC,
+					   0x1000 + posted, 0,
+					   (void *)(uintptr_t)(posted + 1)), 0);
+			posted++;
+		}
+		while ((r = next_comp(&self->a, &e, &err, 0)) == 1)
+			done_tx++;
+		ASSERT_EQ(r, 0);
+		while ((r = next_comp(&self->b, &e, &err, 0)) == 1) {
+			i = done_rx++;
+			ASSERT_EQ((uintptr_t)e.op_context, i + 1);
+			ASSERT_EQ(e.len, len[i]);
+			EXPECT_EQ(e.tag, 0x1000 + i);
+			EXPECT_EQ(fnv1a(rb[i], e.len), want[i]);
+		}
+		if (r == -FI_EAVAIL)
+			TH_LOG("rx error %d (%s)", err.err, fi_strerror(err.err));
+		ASSERT_EQ(r, 0);
+		usleep(100);
+	}
+	used = msgs_sent(dev0()) - before;
+	TH_LOG("%u messages, hashes checked, in %llu sdr messages", N,
+	       (unsigned long long)used);
+	EXPECT_GT(used, 0);
+	EXPECT_LE(used, N / 4);
+}
+
+/* @s's next receive completion within @ms, cancelled ones skipped. */
+static int dgram_comp(struct side *s, struct fi_cq_tagged_entry *e, int ms)
+{
+	struct fi_cq_err_entry err;
+	int r;
+
+	do {
+		r = next_comp(s, e, &err, ms);
+	} while (r == -FI_EAVAIL && err.err == FI_ECANCELED);
+	return r;
+}
+
+/*
+ * Datagram endpoints (FI_EP_DGRAM, policy NONE): 200 datagrams of 0 to
+ * 64 KiB, each starting with its number, sent back to back: those that
+ * arrive are whole (their hashes) and in the order sent; on a loss-free
+ * link (the default boot) all of them, under loss (T_FABRIC_LOSSY=1: the
+ * t_mpi boot's netem profile) the others are dropped whole, never
+ * delivered in part.  A datagram longer than max_msg_size is refused.
+ */
+TEST_T(dgram_datagrams, 180)
+{
+	enum { N = 200, MAXLEN = 65536 };
+	bool lossy = getenv("T_FABRIC_LOSSY") != NULL;
+	struct side a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	uint32_t len[N], sent = 0, done_tx = 0, got = 0, last = 0, i;
+	uint64_t want[N];
+	uint8_t *sb, *rb;
+	char path[512];
+	int64_t end = now_us() + 150 * 1000000LL;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/provider", SDR_TOP);
+	setenv("FI_PROVIDER_PATH", path, 1);
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_EQ(side_open_x(&a, dev0(), FI_WAIT_NONE, false, FI_EP_DGRAM), 0);
+	ASSERT_EQ(side_open_x(&b, dev1(), FI_WAIT_NONE, false, FI_EP_DGRAM), 0);
+	ASSERT_EQ(a.info->ep_attr->max_msg_size, PART);
+	ASSERT_EQ(know(&a, &b), 0);
+	sb = malloc((size_t)N * MAXLEN);
+	rb = malloc((size_t)N * MAXLEN);
+	ASSERT_TRUE(sb && rb);
+	for (i = 0; i < N; i++) {
+		uint8_t *p = sb + (size_t)i * MAXLEN;
+
+		len[i] = 4 + (i * 2654435761U) % (MAXLEN - 3);
+		random_fill(p, len[i], 9000 + i);
+		memcpy(p, &i, 4);
+		want[i] = fnv1a(p, len[i]);
+	}
+	/* (200 receives: within the endpoint's rx_attr->size, 256) */
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(fi_recv(b.ep, rb + (size_t)i * MAXLEN, MAXLEN, NULL,
+				  FI_ADDR_UNSPEC, (void *)(uintptr_t)(i + 1)),
+			  0);
+	EXPECT_EQ(fi_send(a.ep, sb, PART + 1, NULL, a.peer, NULL),
+		  -FI_EMSGSIZE);
+	while (done_tx < N) {
+		ASSERT_LT(now_us(), end);
+		if (sent < N) {
+			ssize_t ret = fi_send(a.ep, sb + (size_t)sent * MAXLEN,
+					      len[sent], NULL, a.peer, NULL);
+
+			ASSERT_TRUE(ret == 0 || ret == -FI_EAGAIN);
+			sent += !ret;
+		}
+		while ((r = next_comp(&a, &e, &err, 0)) == 1)
+			done_tx++;
+		if (r == -FI_EAVAIL)
+			TH_LOG("tx error %d (%s)", err.err, fi_strerror(err.err));
+		ASSERT_EQ(r, 0);
+		/* the receiver takes what came meanwhile */
+		while ((r = dgram_comp(&b, &e, 0)) == 1) {
+			uint8_t *p = e.buf;
+			uint32_t k;
+
+			memcpy(&k, p, 4);
+			ASSERT_LT(k, N);
+			ASSERT_TRUE(got == 0 || k > last);
+			EXPECT_EQ(e.len, len[k]);
+			EXPECT_EQ(fnv1a(p, e.len), want[k]);
+			last = k;
+			got++;
+		}
+		ASSERT_EQ(r, 0);
+	}
+	/* the rest, until nothing came for 3 s */
+	while ((r = dgram_comp(&b, &e, 3000)) == 1) {
+		uint8_t *p = e.buf;
+		uint32_t k;
+
+		memcpy(&k, p, 4);
+		ASSERT_LT(k, N);
+		ASSERT_TRUE(got == 0 || k > last);
+		EXPECT_EQ(e.len, len[k]);
+		EXPECT_EQ(fnv1a(p, e.len), want[k]);
+		last = k;
+		got++;
+	}
+	ASSERT_EQ(r, 0);
+	TH_LOG("%u of %u datagrams arrived whole and in order (%s link)", got,
+	       N, lossy ? "lossy" : "loss-free");
+	if (lossy)
+		EXPECT_GE(got, N / 4);
+	else
+		EXPECT_EQ(got, N);
+	for (i = 0; i < N; i++)
+		fi_cancel(&b.ep->fid, (void *)(uintptr_t)(i + 1));
+	side_close(&a);
+	side_close(&b);
+	free(sb);
+	free(rb);
 }
 
 /*

@@ -8,7 +8,9 @@
 # Ssend, MPI_Probe and MPI_Mprobe, MPI_Allreduce of floats checked
 # element by element) with 2 and 4 ranks, and an mpi4py all-reduce
 # (tests/vm/mpi/allreduce.py) with 2.  Each run must pass every check,
-# and its bytes must have gone through sdr (the devices' tx_bytes).
+# and its bytes must have gone through sdr (the devices' tx_bytes).  And
+# the provider's datagram endpoints (policy NONE) on the same lossy link:
+# t_fabric's dgram_datagrams, where what arrives is whole and in order.
 . "$(dirname "$0")/lib.sh"
 
 command -v mpirun >/dev/null || skip_all "needs Open MPI (openmpi-bin)"
@@ -16,7 +18,7 @@ command -v mpirun >/dev/null || skip_all "needs Open MPI (openmpi-bin)"
 	skip_all "tests/vm/bin/mpi_check not built (needs mpicc, libopenmpi-dev)"
 tc qdisc show dev veth0 | grep -q netem ||
 	skip_all "needs a netem profile (tests/vm/profiles)"
-plan 9
+plan 10
 sdr_load
 diag "netem: $(tc qdisc show dev veth0 | sed 's/.*netem //')"
 export FI_PROVIDER_PATH=$TOP/provider TMPDIR=/tmp
@@ -75,5 +77,10 @@ else
 	skip "mpi4py all-reduce: exit 0" "needs python3-mpi4py"
 	skip "mpi4py all-reduce: all checks passed" "needs python3-mpi4py"
 fi
+out=$(T_FABRIC_LOSSY=1 timeout 300 "$TOP/tests/vm/bin/t_fabric" dgram_datagrams 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -E 'arrived|expected|not ok' | sed 's/^/# /'
+check "datagrams under loss: those that arrive are whole and in order, the rest dropped whole (exit $rc)" \
+	test "$rc" = 0
 check "no flow left behind" test "$(cat /sys/class/sdr/rxe0/nr_flows)/$(cat /sys/class/sdr/rxe1/nr_flows)" = 0/0
 done_testing
