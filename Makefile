@@ -141,7 +141,9 @@ checkpatch: deps
 # /usr/src/sdr-VERSION, then dkms add, build and install for KVER; DKMS
 # builds it again for every kernel installed later), libsdr with its
 # headers, .pc and man pages (userlib's install), sdrctl and sdr_perf with
-# theirs (tools' install), all under PREFIX; the udev rule that gives
+# theirs (tools' install), all under PREFIX; the libfabric provider
+# libsdr-fi.so in libfabric's provider directory (FI_PROVDIR) and its
+# fi_sdr(7) (provider's install); the udev rule that gives
 # /dev/sdr group sdr and the system group sdr (created if missing); sdr
 # loaded at boot (modules-load.d) and a commented modprobe.d file for its
 # options.  make uninstall removes all of it but the group (dkms remove
@@ -159,7 +161,7 @@ DKMS_SRC := /usr/src/sdr-$(VERSION)
 DKMS_FILES = Kbuild dkms.conf $(shell cd $(TOP) && find kernel uapi -type f \
 	\( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild -o -name '*.mk' \) | sort)
 
-install: userlib tools install-files
+install: userlib tools provider install-files
 	@if [ -z "$(DESTDIR)" ]; then \
 		command -v dkms >/dev/null || { echo "install: dkms missing (make deps, or apt-get install dkms)" >&2; exit 1; }; \
 		if [ -n "$$(dkms status -m sdr -v $(VERSION))" ]; then dkms remove sdr/$(VERSION) --all; fi; \
@@ -178,6 +180,7 @@ install: userlib tools install-files
 install-files: dkms-src
 	$(MAKE) -C userlib install PREFIX=$(PREFIX)
 	$(MAKE) -C tools install PREFIX=$(PREFIX)
+	$(MAKE) -C provider install PREFIX=$(PREFIX)
 	install -D -m 644 tools/udev/90-sdr.rules $(DESTDIR)$(UDEVDIR)/90-sdr.rules
 	install -D -m 644 tools/modules/modules-load.conf $(DESTDIR)$(MODLOADDIR)/sdr.conf
 	install -D -m 644 tools/modules/modprobe.conf $(DESTDIR)$(MODPROBEDIR)/sdr.conf
@@ -197,6 +200,7 @@ uninstall:
 		$(DESTDIR)$(MODPROBEDIR)/sdr.conf
 	$(MAKE) -C userlib uninstall PREFIX=$(PREFIX)
 	$(MAKE) -C tools uninstall PREFIX=$(PREFIX)
+	$(MAKE) -C provider uninstall PREFIX=$(PREFIX)
 	@# what make install put there before DKMS
 	@if [ -z "$(DESTDIR)" ] && [ -f /lib/modules/$(KVER)/updates/kernel/sdr.ko ]; then \
 		rm -f /lib/modules/$(KVER)/updates/kernel/sdr.ko; depmod -a $(KVER); fi

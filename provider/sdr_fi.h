@@ -84,7 +84,8 @@ struct sdr_fi_hdr {
 #define SDR_FI_CONNECT_MS	10000
 
 #define SDR_FI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-			 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+			 FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | \
+			 FI_REMOTE_COMM)
 
 struct sdr_fi_domain;
 struct sdr_fi_ep;
@@ -103,12 +104,18 @@ struct sdr_fi_domain {
 	int refs;			/* endpoints, CQs, AVs open on it */
 };
 
+/* A completion, and for a receive its sender (FI_SOURCE). */
+struct sdr_fi_comp {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+};
+
 struct sdr_fi_cq {
 	struct fid_cq cq;
 	struct sdr_fi_domain *dom;
 	enum fi_cq_format format;
 	enum fi_wait_obj wait_obj;		/* NONE or FD */
-	struct fi_cq_tagged_entry *ring;	/* completions, FIFO */
+	struct sdr_fi_comp *ring;		/* completions, FIFO */
 	uint32_t cap, head, count;
 	struct fi_cq_err_entry *err;		/* error completions, FIFO */
 	uint32_t err_cap, err_head, err_count;
@@ -130,6 +137,7 @@ struct sdr_fi_av {
 	struct sockaddr_in *addr;	/* index = fi_addr */
 	bool *valid;
 	size_t n, cap;
+	uint64_t gen;			/* changes with every insert, remove */
 	int refs;			/* endpoints bound */
 };
 
@@ -164,6 +172,10 @@ struct sdr_fi_conn {
 	struct sdr_recv *rq[SDR_FI_SLOTS];
 	uint32_t rq_head, nposted;
 	bool stalled;			/* rx: a message waits for room */
+	/* rx, FI_SOURCE: the peer's fi_addr while the AV is at src_gen */
+	fi_addr_t src;
+	uint64_t src_gen;
+	bool src_known;
 	uint32_t rx_off;		/* rx: the oldest part's next record */
 	/* rx: the message whose further parts come next, and where to */
 	struct sdr_fi_hdr cur;
@@ -237,6 +249,7 @@ struct sdr_fi_ep {
 	uint32_t tx_inflight;
 	uint64_t unexp_bytes;		/* held by unexpected heap copies */
 	bool directed;			/* FI_DIRECTED_RECV */
+	bool source;			/* FI_SOURCE */
 };
 
 /* objects */
@@ -253,11 +266,14 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 
 /* data path */
 void sdr_fi_progress(struct sdr_fi_domain *dom);
-int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e);
+int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e,
+		   fi_addr_t src);
 int sdr_fi_cq_push_err(struct sdr_fi_cq *cq, const struct fi_cq_err_entry *e);
 int sdr_fi_cq_trywait(struct fid *fid);
 int64_t sdr_fi_now_ms(void);
 int sdr_fi_av_get(struct sdr_fi_av *av, fi_addr_t a, struct sockaddr_in *out);
+fi_addr_t sdr_fi_av_find(const struct sdr_fi_av *av,
+			 const struct sockaddr_in *sin);
 
 /* the devices and their addresses */
 int sdr_fi_dev_ip(const char *dev, struct in_addr *ip);

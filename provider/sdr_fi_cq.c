@@ -18,11 +18,12 @@
 
 /* ---- completion queues ---- */
 
-int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e)
+int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e,
+		   fi_addr_t src)
 {
 	if (cq->count == cq->cap) {
 		uint32_t cap = cq->cap * 2, i;
-		struct fi_cq_tagged_entry *r = malloc(cap * sizeof(*r));
+		struct sdr_fi_comp *r = malloc(cap * sizeof(*r));
 
 		if (!r)
 			return -FI_ENOMEM;
@@ -33,7 +34,8 @@ int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e)
 		cq->cap = cap;
 		cq->head = 0;
 	}
-	cq->ring[(cq->head + cq->count++) % cq->cap] = *e;
+	cq->ring[(cq->head + cq->count) % cq->cap].e = *e;
+	cq->ring[(cq->head + cq->count++) % cq->cap].src = src;
 	return 0;
 }
 
@@ -70,7 +72,9 @@ static size_t entry_size(enum fi_cq_format f)
 	}
 }
 
-static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
+/* Up to @count completions into @buf, their senders into @src (or NULL). */
+static ssize_t cq_take(struct fid_cq *fcq, void *buf, size_t count,
+		       fi_addr_t *src)
 {
 	struct sdr_fi_cq *cq = container_of(fcq, struct sdr_fi_cq, cq);
 	size_t sz = entry_size(cq->format), n = 0;
@@ -84,9 +88,11 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 		goto out;
 	}
 	while (n < count && cq->count) {
-		const struct fi_cq_tagged_entry *e = &cq->ring[cq->head];
+		const struct sdr_fi_comp *c = &cq->ring[cq->head];
 
-		memcpy((char *)buf + n * sz, e, sz);
+		memcpy((char *)buf + n * sz, &c->e, sz);
+		if (src)
+			src[n] = c->src;
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
 		n++;
@@ -97,15 +103,17 @@ out:
 	return ret;
 }
 
+static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
+{
+	return cq_take(fcq, buf, count, NULL);
+}
+
+/* FI_SOURCE: a receive's sender as the endpoint's AV knows it, else
+ * FI_ADDR_NOTAVAIL (and for sends) */
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 			   fi_addr_t *src_addr)
 {
-	ssize_t ret = cq_read(fcq, buf, count), i;
-
-	/* no FI_SOURCE: the sender is not known */
-	for (i = 0; src_addr && i < ret; i++)
-		src_addr[i] = FI_ADDR_NOTAVAIL;
-	return ret;
+	return cq_take(fcq, buf, count, src_addr);
 }
 
 static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
@@ -148,21 +156,20 @@ int64_t sdr_fi_now_ms(void)
  * device's file (readable while the context's completion ring holds an
  * entry) and read again, until @timeout ms (< 0: forever) have passed.
  */
-static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
-			const void *cond, int timeout)
+static ssize_t cq_swait(struct fid_cq *fcq, void *buf, size_t count,
+			fi_addr_t *src, int timeout)
 {
 	struct sdr_fi_cq *cq = container_of(fcq, struct sdr_fi_cq, cq);
 	int64_t end = timeout < 0 ? INT64_MAX : sdr_fi_now_ms() + timeout;
 	struct pollfd pfd = { .fd = sdr_ctx_fd(cq->dom->ctx), .events = POLLIN };
 	ssize_t ret;
 
-	(void)cond;
 	if (cq->wait_obj == FI_WAIT_NONE)
 		return -FI_ENOSYS;
 	for (;;) {
 		int64_t left;
 
-		ret = cq_read(fcq, buf, count);
+		ret = cq_take(fcq, buf, count, src);
 		if (ret != -FI_EAGAIN)
 			return ret;
 		left = end == INT64_MAX ? -1 : end - sdr_fi_now_ms();
@@ -174,14 +181,18 @@ static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 	}
 }
 
-static ssize_t cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
+static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
+			const void *cond, int timeout)
+{
+	(void)cond;
+	return cq_swait(fcq, buf, count, NULL, timeout);
+}
+
+static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			    fi_addr_t *src_addr, const void *cond, int timeout)
 {
-	ssize_t ret = cq_sread(cq, buf, count, cond, timeout), i;
-
-	for (i = 0; src_addr && i < ret; i++)
-		src_addr[i] = FI_ADDR_NOTAVAIL;
-	return ret;
+	(void)cond;
+	return cq_swait(fcq, buf, count, src_addr, timeout);
 }
 
 /* fi_trywait(): 0 when nothing is ready, so blocking on the fd is safe. */
@@ -331,6 +342,20 @@ int sdr_fi_av_get(struct sdr_fi_av *av, fi_addr_t a, struct sockaddr_in *out)
 	return 0;
 }
 
+/* The fi_addr of @sin in @av (FI_SOURCE), or FI_ADDR_NOTAVAIL. */
+fi_addr_t sdr_fi_av_find(const struct sdr_fi_av *av,
+			 const struct sockaddr_in *sin)
+{
+	size_t i;
+
+	for (i = 0; av && i < av->n; i++)
+		if (av->valid[i] &&
+		    av->addr[i].sin_addr.s_addr == sin->sin_addr.s_addr &&
+		    av->addr[i].sin_port == sin->sin_port)
+			return i;
+	return FI_ADDR_NOTAVAIL;
+}
+
 static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 		     fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
@@ -368,6 +393,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 		if (ok) {
 			av->addr[av->n] = sin[i];
 			av->valid[av->n] = true;
+			av->gen++;
 			if (fi_addr)
 				fi_addr[i] = av->n;
 			av->n++;
@@ -418,10 +444,12 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&av->dom->lock);
 	for (i = 0; i < count; i++) {
-		if (fi_addr[i] >= av->n || !av->valid[fi_addr[i]])
+		if (fi_addr[i] >= av->n || !av->valid[fi_addr[i]]) {
 			ret = -FI_EINVAL;
-		else
+		} else {
 			av->valid[fi_addr[i]] = false;
+			av->gen++;
+		}
 	}
 	pthread_mutex_unlock(&av->dom->lock);
 	return ret;

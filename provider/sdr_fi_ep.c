@@ -55,7 +55,8 @@ static struct sdr_fi_ep *ep_of(struct fid_ep *fep)
 /* ---- completions ---- */
 
 static void report(struct sdr_fi_cq *cq, void *context, uint64_t flags,
-		   size_t len, void *buf, uint64_t data, uint64_t tag)
+		   size_t len, void *buf, uint64_t data, uint64_t tag,
+		   fi_addr_t src)
 {
 	struct fi_cq_tagged_entry e = {
 		.op_context = context, .flags = flags, .len = len,
@@ -63,7 +64,23 @@ static void report(struct sdr_fi_cq *cq, void *context, uint64_t flags,
 	};
 
 	if (cq)
-		sdr_fi_cq_push(cq, &e);
+		sdr_fi_cq_push(cq, &e, src);
+}
+
+/*
+ * FI_SOURCE: the sender of what came over @c, the peer's address (rdma_cm)
+ * and listener port (its parts'), as the endpoint's AV has it.
+ */
+static fi_addr_t source_of(const struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
+{
+	if (!ep->source || !ep->av)
+		return FI_ADDR_NOTAVAIL;
+	if (!c->src_known || c->src_gen != ep->av->gen) {
+		c->src = sdr_fi_av_find(ep->av, &c->peer);
+		c->src_gen = ep->av->gen;
+		c->src_known = true;
+	}
+	return c->src;
 }
 
 static void report_err(struct sdr_fi_cq *cq, void *context, uint64_t flags,
@@ -144,7 +161,7 @@ static int conn_post(struct sdr_fi_conn *c)
 
 /* Receive @op holds message @h whole (its bytes copied): report, free. */
 static void recv_done(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
-		      const struct sdr_fi_hdr *h)
+		      const struct sdr_fi_hdr *h, struct sdr_fi_conn *c)
 {
 	uint64_t flags = FI_RECV | ((h->op & SDR_FI_OP_MASK) ==
 				    SDR_FI_OP_TAGGED ? FI_TAGGED : FI_MSG);
@@ -157,16 +174,18 @@ static void recv_done(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
 			   op->len, h->len - op->len, h->tag);
 	else if (op->report)
 		report(ep->rx_cq, op->context, flags, h->len, op->buf,
-		       h->op & SDR_FI_F_DATA ? h->data : 0, h->tag);
+		       h->op & SDR_FI_F_DATA ? h->data : 0, h->tag,
+		       source_of(ep, c));
 	free(op);
 }
 
 /* Copy message @h's bytes @data (all of them) into @op and report. */
 static void deliver(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
-		    const struct sdr_fi_hdr *h, const void *data)
+		    const struct sdr_fi_hdr *h, const void *data,
+		    struct sdr_fi_conn *c)
 {
 	memcpy(op->buf, data, h->len < op->len ? h->len : op->len);
-	recv_done(ep, op, h);
+	recv_done(ep, op, h, c);
 }
 
 /* Receive @op fails with @err (the message it took will not come whole). */
@@ -239,7 +258,7 @@ static void unexp_take(struct sdr_fi_ep *ep, struct sdr_fi_unexp *u,
 		return;
 	}
 	if (op)
-		deliver(ep, op, &u->h, u->heap);
+		deliver(ep, op, &u->h, u->heap, u->conn);
 	unexp_free(ep, u);
 }
 
@@ -340,7 +359,7 @@ static void rx_cont(struct sdr_fi_conn *c, const void *data, uint32_t n)
 	c->cur_op = NULL;
 	c->cur_u = NULL;
 	if (op)
-		recv_done(ep, op, &c->cur);
+		recv_done(ep, op, &c->cur, c);
 	else if (u->taken)
 		unexp_take(ep, u, u->taker);
 }
@@ -363,7 +382,7 @@ static bool rx_first(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
 
 	op = match_posted(ep, c, h);
 	if (op && h->len == n) {
-		deliver(ep, op, h, data);
+		deliver(ep, op, h, data, c);
 		return true;
 	}
 	if (op) {
@@ -507,7 +526,8 @@ static void send_finish(struct sdr_fi_op *op)
 			ntohs(op->conn->peer.sin_port), fi_strerror(op->err));
 	}
 	else if (op->report)
-		report(ep->tx_cq, op->context, op->flags, 0, NULL, 0, 0);
+		report(ep->tx_cq, op->context, op->flags, 0, NULL, 0, 0,
+		       FI_ADDR_NOTAVAIL);
 	free(op->owned);
 	free(op);
 }
@@ -1170,7 +1190,8 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 		if (u->h.op & SDR_FI_F_DATA)
 			cflags |= FI_REMOTE_CQ_DATA;
 		report(ep->rx_cq, msg->context, cflags, u->h.len, NULL,
-		       u->h.op & SDR_FI_F_DATA ? u->h.data : 0, u->h.tag);
+		       u->h.op & SDR_FI_F_DATA ? u->h.data : 0, u->h.tag,
+		       source_of(ep, u->conn));
 		if (flags & (FI_CLAIM | FI_DISCARD)) {
 			*up = u->next;
 			if (flags & FI_DISCARD) {
@@ -1193,7 +1214,8 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 	}
 	*up = u->next;
 	if (flags & FI_DISCARD) {
-		report(ep->rx_cq, msg->context, cflags, 0, NULL, 0, u->h.tag);
+		report(ep->rx_cq, msg->context, cflags, 0, NULL, 0, u->h.tag,
+		       source_of(ep, u->conn));
 		unexp_take(ep, u, NULL);
 	} else {
 		struct sdr_fi_op *op = calloc(1, sizeof(*op));
@@ -1725,6 +1747,7 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->dom = dom;
 	ep->type = info->ep_attr->type;
 	ep->directed = info->caps & FI_DIRECTED_RECV;
+	ep->source = info->caps & FI_SOURCE;
 	/* the default operation flags: with FI_SELECTIVE_COMPLETION, whether
 	 * fi_send() and the like report */
 	if (info->tx_attr)

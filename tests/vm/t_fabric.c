@@ -75,7 +75,8 @@ static int side_open_x(struct side *s, const char *dev,
 	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP,
 				   .wait_obj = FI_WAIT_UNSPEC };
 
-	s->info = info_of(dev, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV, type);
+	s->info = info_of(dev, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV |
+			  FI_SOURCE, type);
 	if (!s->info)
 		return -1;
 	if (fi_fabric(s->info->fabric_attr, &s->fabric, NULL) ||
@@ -669,16 +670,34 @@ TEST_F_T(fab, small_messages_batched, 180)
 	EXPECT_LE(used, N / 4);
 }
 
-/* @s's next receive completion within @ms, cancelled ones skipped. */
-static int dgram_comp(struct side *s, struct fi_cq_tagged_entry *e, int ms)
+/*
+ * @s's next receive completion within @ms, cancelled ones skipped, its
+ * sender in @src (FI_SOURCE, fi_cq_readfrom()).
+ */
+static int dgram_comp(struct side *s, struct fi_cq_tagged_entry *e,
+		      fi_addr_t *src, int ms)
 {
+	int64_t end = now_us() + (int64_t)ms * 1000;
 	struct fi_cq_err_entry err;
-	int r;
+	ssize_t ret;
 
 	do {
-		r = next_comp(s, e, &err, ms);
-	} while (r == -FI_EAVAIL && err.err == FI_ECANCELED);
-	return r;
+		ret = fi_cq_readfrom(s->cq, e, 1, src);
+		if (ret == 1)
+			return 1;
+		if (ret == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(s->cq, &err, 0) != 1)
+				return -1;
+			if (err.err != FI_ECANCELED)
+				return -FI_EAVAIL;
+			continue;
+		}
+		if (ret != -FI_EAGAIN)
+			return -1;
+		usleep(200);
+	} while (now_us() < end);
+	return 0;
 }
 
 /*
@@ -687,7 +706,9 @@ static int dgram_comp(struct side *s, struct fi_cq_tagged_entry *e, int ms)
  * arrive are whole (their hashes) and in the order sent; on a loss-free
  * link (the default boot) all of them, under loss (T_FABRIC_LOSSY=1: the
  * t_mpi boot's netem profile) the others are dropped whole, never
- * delivered in part.  A datagram longer than max_msg_size is refused.
+ * delivered in part.  Each names its sender (FI_SOURCE: the fi_addr the
+ * receiver's AV has for it).  A datagram longer than max_msg_size is
+ * refused.
  */
 TEST_T(dgram_datagrams, 180)
 {
@@ -697,6 +718,7 @@ TEST_T(dgram_datagrams, 180)
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
 	uint32_t len[N], sent = 0, done_tx = 0, got = 0, last = 0, i;
+	fi_addr_t src = FI_ADDR_UNSPEC;
 	uint64_t want[N];
 	uint8_t *sb, *rb;
 	char path[512];
@@ -710,7 +732,19 @@ TEST_T(dgram_datagrams, 180)
 	ASSERT_EQ(side_open_x(&a, dev0(), FI_WAIT_NONE, false, FI_EP_DGRAM), 0);
 	ASSERT_EQ(side_open_x(&b, dev1(), FI_WAIT_NONE, false, FI_EP_DGRAM), 0);
 	ASSERT_EQ(a.info->ep_attr->max_msg_size, PART);
+	ASSERT_TRUE(a.info->caps & FI_SOURCE);
 	ASSERT_EQ(know(&a, &b), 0);
+	/* b knows a at index 1 (index 0 is another address) */
+	{
+		struct sockaddr_in other = { .sin_family = AF_INET,
+					     .sin_port = htons(9) };
+		fi_addr_t o;
+
+		other.sin_addr.s_addr = htonl(0x7f000001);
+		ASSERT_EQ(fi_av_insert(b.av, &other, 1, &o, 0, NULL), 1);
+		ASSERT_EQ(know(&b, &a), 0);
+		ASSERT_EQ(b.peer, 1);
+	}
 	sb = malloc((size_t)N * MAXLEN);
 	rb = malloc((size_t)N * MAXLEN);
 	ASSERT_TRUE(sb && rb);
@@ -744,10 +778,11 @@ TEST_T(dgram_datagrams, 180)
 			TH_LOG("tx error %d (%s)", err.err, fi_strerror(err.err));
 		ASSERT_EQ(r, 0);
 		/* the receiver takes what came meanwhile */
-		while ((r = dgram_comp(&b, &e, 0)) == 1) {
+		while ((r = dgram_comp(&b, &e, &src, 0)) == 1) {
 			uint8_t *p = e.buf;
 			uint32_t k;
 
+			EXPECT_EQ(src, b.peer);
 			memcpy(&k, p, 4);
 			ASSERT_LT(k, N);
 			ASSERT_TRUE(got == 0 || k > last);
@@ -759,10 +794,11 @@ TEST_T(dgram_datagrams, 180)
 		ASSERT_EQ(r, 0);
 	}
 	/* the rest, until nothing came for 3 s */
-	while ((r = dgram_comp(&b, &e, 3000)) == 1) {
+	while ((r = dgram_comp(&b, &e, &src, 3000)) == 1) {
 		uint8_t *p = e.buf;
 		uint32_t k;
 
+		EXPECT_EQ(src, b.peer);
 		memcpy(&k, p, 4);
 		ASSERT_LT(k, N);
 		ASSERT_TRUE(got == 0 || k > last);

@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The Debian packages as a user gets them: make deb's four .debs
+# The Debian packages as a user gets them: make deb's five .debs
 # (build/deb/) installed with apt-get in the guest (its root is a
 # writable overlay), everything checked from the installed paths, then
 # purged.  DKMS builds sdr.ko for the guest's kernel in the postinst;
 # modprobe loads it from updates/dkms; a program built with pkg-config
 # against libsdr-dev runs; the installed sdrctl lists the devices and the
-# installed sdr_perf moves verified data from rxe0 to rxe1.  After
+# installed sdr_perf moves verified data from rxe0 to rxe1; libfabric
+# finds the installed provider by name (fi_info -p sdr, fi_pingpong) with
+# no FI_PROVIDER_PATH.  After
 # `apt-get remove --purge` nothing of the packages is left: no DKMS tree
 # or registration, no sdr.ko under /lib/modules, none of their files.
 #
@@ -25,7 +27,7 @@
 
 debs=$TOP/build/deb
 version=$(cat "$TOP/VERSION")
-pkgs="sdr-dkms libsdr2 libsdr-dev sdr-tools"
+pkgs="sdr-dkms libsdr2 libsdr-dev sdr-tools libfabric-sdr"
 files=()
 for p in $pkgs; do
 	f=$(ls "$debs/${p}_${version}_"*.deb 2>/dev/null | head -n 1)
@@ -58,7 +60,7 @@ if ! mountpoint -q /dev/pts; then
 	mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 fi
 
-plan 23
+plan 26
 # the test is the package's module (vm-no-preload: tests/vm/run loaded
 # none); one loaded by hand before goes
 unload() {
@@ -99,14 +101,14 @@ for k in $kernels; do
 done
 grep -E '^(Building for|Building initial|Setting up|Running module|depmod|Error|E:)' "$log" | sed 's/^/#   /'
 if [ "$rc" = 0 ]; then
-	ok "apt-get install of the four packages"
+	ok "apt-get install of the five packages"
 else
-	not_ok "apt-get install of the four packages (exit $rc)"
+	not_ok "apt-get install of the five packages (exit $rc)"
 	tail -n 40 "$log" | sed 's/^/#   /'
 	make_log=$(ls /var/lib/dkms/sdr/"$version"/build/make.log 2>/dev/null)
 	[ -z "$make_log" ] || tail -n 20 "$make_log" | sed 's/^/#   make.log: /'
 fi
-check "dpkg: all four installed" sh -c "for p in $pkgs; do
+check "dpkg: all five installed" sh -c "for p in $pkgs; do
 	[ \"\$(dpkg-query -W -f='\${db:Status-Abbrev}' \$p)\" = 'ii ' ] || exit 1; done"
 diag "dkms status: $(dkms status -m sdr 2>&1 | tr '\n' ' ')"
 check "dkms status: sdr/$version installed for $kver" \
@@ -222,6 +224,26 @@ assert (j['messages'], j['msg_bytes'], j['verify_errors'], j['failed_messages'])
 " "$(tail -n 1 "$cli")" "$crc" "$src"
 rm -f "$srv" "$cli"
 
+# ---- libfabric-sdr: libfabric finds the provider in its own directory ----
+unset FI_PROVIDER_PATH
+fi=$(fi_info -p sdr 2>&1)
+printf '%s\n' "$fi" | grep -E 'provider:|domain:|type:' | sed 's/^/# fi_info: /'
+check "fi_info -p sdr, no FI_PROVIDER_PATH: the installed provider on rxe0 and rxe1" \
+	sh -c 'printf "%s\n" "$1" | grep -q "domain: rxe0" && printf "%s\n" "$1" | grep -q "domain: rxe1"' _ "$fi"
+srv=$(mktemp)
+cli=$(mktemp)
+timeout 120 fi_pingpong -p sdr -e rdm -B 47700 -d "$SDR_DEV1" -I 5 -S 65536 -c >"$srv" 2>&1 &
+spid=$!
+wait_listen 47700
+timeout 120 fi_pingpong -p sdr -e rdm -P 47700 -d "$SDR_DEV0" -I 5 -S 65536 -c "$SDR_IP1" >"$cli" 2>&1
+crc=$?
+wait "$spid"
+src=$?
+tail -n 2 "$cli" | sed 's/^/# fi_pingpong: /'
+check "fi_pingpong -p sdr over the installed provider, 64 KiB checked: both exit 0 ($crc/$src)" \
+	test "$crc/$src" = 0/0
+rm -f "$srv" "$cli"
+
 # ---- purge ----
 diag "the packages hold $(wc -l <"$listed") paths, $(wc -l <"$before") of them there before"
 check "rmmod sdr" sdr_unload
@@ -231,9 +253,9 @@ apt-get remove --purge -y $pkgs >"$log" 2>&1
 rc=$?
 diag "apt-get remove --purge took $((SECONDS - t0)) s"
 if [ "$rc" = 0 ]; then
-	ok "apt-get remove --purge of the four packages"
+	ok "apt-get remove --purge of the five packages"
 else
-	not_ok "apt-get remove --purge of the four packages (exit $rc)"
+	not_ok "apt-get remove --purge of the five packages (exit $rc)"
 	tail -n 30 "$log" | sed 's/^/#   /'
 fi
 check "dpkg: none of them installed or left configured" sh -c "for p in $pkgs; do
@@ -242,6 +264,7 @@ check "dkms status: no sdr; /var/lib/dkms/sdr gone" \
 	sh -c '[ -z "$(dkms status -m sdr 2>&1)" ] && [ ! -e /var/lib/dkms/sdr ]'
 check "no /usr/src/sdr-*" sh -c '! ls -d /usr/src/sdr-* 2>/dev/null'
 check "no sdr.ko under /lib/modules" sh -c '[ -z "$(find /lib/modules -name "sdr.ko*")" ]'
+check "fi_info -p sdr finds no provider any more" sh -c '! fi_info -p sdr >/dev/null 2>&1'
 left=$(while IFS= read -r f; do
 	if [ -e "$f" ] || [ -L "$f" ]; then echo "$f"; fi
 done <"$listed" | comm -23 - "$before")
