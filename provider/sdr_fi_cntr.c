@@ -7,8 +7,6 @@
  * also reports to a CQ.  Under the domain's lock, like the CQs; waiting
  * progresses the domain and sleeps on the device's file.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 
 #include "sdr_fi.h"
@@ -80,9 +78,9 @@ static int cntr_seterr(struct fid_cntr *fc, uint64_t v)
 static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 {
 	struct sdr_fi_cntr *c = cntr_of(fc);
-	int64_t end = timeout < 0 ? INT64_MAX : sdr_fi_now_ms() + timeout;
-	struct pollfd pfd = { .fd = sdr_ctx_fd(c->dom->ctx), .events = POLLIN };
+	int64_t end = sdr_fi_deadline(timeout);
 	uint64_t errors;
+	int ret;
 
 	if (c->wait_obj == FI_WAIT_NONE)
 		return -FI_ENOSYS;
@@ -90,9 +88,7 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 	errors = c->errors;
 	pthread_mutex_unlock(&c->dom->lock);
 	for (;;) {
-		int64_t left;
-		int ret = -FI_EAGAIN;
-
+		ret = -FI_EAGAIN;
 		pthread_mutex_lock(&c->dom->lock);
 		sdr_fi_progress(c->dom);
 		if (c->value >= threshold)
@@ -102,12 +98,9 @@ static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 		pthread_mutex_unlock(&c->dom->lock);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = end == INT64_MAX ? -1 : end - sdr_fi_now_ms();
-		if (end != INT64_MAX && left <= 0)
-			return -FI_ETIMEDOUT;
-		if (poll(&pfd, 1, left > 1000 || left < 0 ? 1000 : (int)left) < 0 &&
-		    errno != EINTR)
-			return -errno;
+		ret = sdr_fi_wait_fd(c->dom, end);
+		if (ret)
+			return ret;
 	}
 }
 

@@ -151,33 +151,50 @@ int64_t sdr_fi_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The deadline of a wait of @timeout ms (< 0: none, INT64_MAX). */
+int64_t sdr_fi_deadline(int timeout)
+{
+	return timeout < 0 ? INT64_MAX : sdr_fi_now_ms() + timeout;
+}
+
 /*
- * Wait for completions: what cq_read() finds, else sleep in poll(2) on the
- * device's file (readable while the context's completion ring holds an
- * entry) and read again, until @timeout ms (< 0: forever) have passed.
+ * Sleep in poll(2) on domain @dom's device file (readable while the
+ * context's completion ring holds an entry) for at most a second, and
+ * not past @end: 0 to look again, -FI_ETIMEDOUT once @end has passed,
+ * -errno if poll fails.
+ */
+int sdr_fi_wait_fd(struct sdr_fi_domain *dom, int64_t end)
+{
+	struct pollfd pfd = { .fd = sdr_ctx_fd(dom->ctx), .events = POLLIN };
+	int64_t left = end == INT64_MAX ? 1000 : end - sdr_fi_now_ms();
+
+	if (left <= 0)
+		return -FI_ETIMEDOUT;
+	if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Wait for completions: what cq_take() finds, else sleep on the device's
+ * file and take again, until @timeout ms (< 0: forever) have passed.
  */
 static ssize_t cq_swait(struct fid_cq *fcq, void *buf, size_t count,
 			fi_addr_t *src, int timeout)
 {
 	struct sdr_fi_cq *cq = container_of(fcq, struct sdr_fi_cq, cq);
-	int64_t end = timeout < 0 ? INT64_MAX : sdr_fi_now_ms() + timeout;
-	struct pollfd pfd = { .fd = sdr_ctx_fd(cq->dom->ctx), .events = POLLIN };
+	int64_t end = sdr_fi_deadline(timeout);
 	ssize_t ret;
 
 	if (cq->wait_obj == FI_WAIT_NONE)
 		return -FI_ENOSYS;
 	for (;;) {
-		int64_t left;
-
 		ret = cq_take(fcq, buf, count, src);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = end == INT64_MAX ? -1 : end - sdr_fi_now_ms();
-		if (end != INT64_MAX && left <= 0)
-			return -FI_EAGAIN;
-		if (poll(&pfd, 1, left > 1000 || left < 0 ? 1000 : (int)left) < 0 &&
-		    errno != EINTR)
-			return -errno;
+		ret = sdr_fi_wait_fd(cq->dom, end);
+		if (ret)
+			return ret == -FI_ETIMEDOUT ? -FI_EAGAIN : ret;
 	}
 }
 
