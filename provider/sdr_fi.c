@@ -790,6 +790,10 @@ struct fi_provider sdr_fi_prov = {
 FI_EXT_INI
 {
 	fi_param_define(&sdr_fi_prov, "policy", FI_PARAM_STRING,
-			"reliability policy of the endpoints' flows: sr (default), ec, adaptive or auto");
+			"reliability policy of the RDM endpoints' flows: sr (default), ec, adaptive or auto");
+	fi_param_define(&sdr_fi_prov, "ec_k", FI_PARAM_INT,
+			"EC data packets per submessage of the endpoints' flows (0: the module's ec_k)");
+	fi_param_define(&sdr_fi_prov, "ec_m", FI_PARAM_INT,
+			"EC parity packets per submessage of the endpoints' flows (0: the module's ec_m)");
 	return &sdr_fi_prov;
 }

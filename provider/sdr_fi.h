@@ -35,6 +35,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "libsdr.h"
+#include "fi_ext_sdr.h"
 
 #ifndef container_of
 #define container_of(ptr, type, member) \
@@ -90,6 +91,17 @@ struct sdr_fi_hdr {
 struct sdr_fi_domain;
 struct sdr_fi_ep;
 struct sdr_fi_cq;
+
+/*
+ * An sdr group an endpoint's sends join (FI_OPT_SDR_GROUP): closed in sdr
+ * once the application closed it and its last member send is posted.
+ */
+struct sdr_fi_group {
+	struct sdr_fi_group *next;
+	uint32_t id;
+	uint32_t unposted;		/* member sends not wholly posted */
+	bool closing;			/* the application closed it */
+};
 
 struct sdr_fi_fabric {
 	struct fid_fabric fabric;
@@ -172,6 +184,7 @@ struct sdr_fi_conn {
 	struct sdr_recv *rq[SDR_FI_SLOTS];
 	uint32_t rq_head, nposted;
 	bool stalled;			/* rx: a message waits for room */
+	uint32_t group;			/* tx: the group the flow's posts join */
 	/* rx, FI_SOURCE: the peer's fi_addr while the AV is at src_gen */
 	fi_addr_t src;
 	uint64_t src_gen;
@@ -200,6 +213,7 @@ struct sdr_fi_op {
 	struct sockaddr_in from;
 	/* send */
 	struct sdr_fi_conn *conn;
+	struct sdr_fi_group *grp;	/* FI_OPT_SDR_GROUP's, or NULL */
 	void *owned;			/* FI_INJECT: buf, a copy */
 	uint64_t data;
 	uint16_t kind;			/* SDR_FI_OP_* | SDR_FI_F_DATA */
@@ -236,6 +250,9 @@ struct sdr_fi_ep {
 	enum fi_ep_type type;		/* FI_EP_RDM or FI_EP_DGRAM */
 	uint32_t policy;		/* RDM: FI_SDR_POLICY (SR); DGRAM: NONE */
 	uint64_t max_msg;		/* SDR_FI_MAX_MSG, DGRAM one part */
+	uint8_t ec_k, ec_m;		/* FI_OPT_SDR_EC_K, _M (0: sdr's) */
+	struct sdr_fi_group *grp;	/* the open group, or NULL */
+	struct sdr_fi_group *groups;	/* open and closing */
 	uint64_t dropped;		/* DGRAM: messages lost on the way */
 	struct sockaddr_in name;	/* the listener's address */
 	struct sdr_cm *listener;

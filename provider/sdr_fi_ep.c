@@ -47,6 +47,12 @@
 			 FI_INJECT_COMPLETE | FI_REMOTE_CQ_DATA | FI_MORE)
 #define RECV_FLAGS	(FI_COMPLETION | FI_MORE)
 
+/* fi_ext_sdr.h's policy ids are sdr's */
+_Static_assert(FI_SDR_POLICY_SR == SDR_POLICY_SR &&
+	       FI_SDR_POLICY_EC == SDR_POLICY_EC &&
+	       FI_SDR_POLICY_ADAPTIVE == SDR_POLICY_ADAPTIVE &&
+	       FI_SDR_POLICY_AUTO == SDR_POLICY_AUTO, "policy ids");
+
 static struct sdr_fi_ep *ep_of(struct fid_ep *fep)
 {
 	return container_of(fep, struct sdr_fi_ep, ep);
@@ -532,6 +538,67 @@ static void send_finish(struct sdr_fi_op *op)
 	free(op);
 }
 
+/* ---- groups (FI_OPT_SDR_GROUP) ---- */
+
+/* Close @g in sdr (its members all posted) and forget it. */
+static void group_close(struct sdr_fi_ep *ep, struct sdr_fi_group *g)
+{
+	struct sdr_fi_group **pp;
+
+	sdr_group_close(ep->dom->ctx, g->id);
+	for (pp = &ep->groups; *pp; pp = &(*pp)->next)
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	free(g);
+}
+
+/* Send @op left its flow's queue (wholly posted, or failed): its group. */
+static void group_posted(struct sdr_fi_ep *ep, struct sdr_fi_op *op)
+{
+	struct sdr_fi_group *g = op->grp;
+
+	op->grp = NULL;
+	if (g && !--g->unposted && g->closing)
+		group_close(ep, g);
+}
+
+/* The application closes the open group: in sdr once its sends are out. */
+static void group_end(struct sdr_fi_ep *ep)
+{
+	struct sdr_fi_group *g = ep->grp;
+
+	if (!g)
+		return;
+	ep->grp = NULL;
+	g->closing = true;
+	if (!g->unposted)
+		group_close(ep, g);
+}
+
+/* Open a group the endpoint's next sends join (closing the open one). */
+static int group_begin(struct sdr_fi_ep *ep)
+{
+	struct sdr_fi_group *g = calloc(1, sizeof(*g));
+	int ret;
+
+	if (!g)
+		return -FI_ENOMEM;
+	group_end(ep);
+	ret = sdr_group_open(ep->dom->ctx, 0, &g->id);
+	if (ret) {
+		free(g);
+		return ret;
+	}
+	g->next = ep->groups;
+	ep->groups = g;
+	ep->grp = g;
+	return 0;
+}
+
+/* ---- sending ---- */
+
 /* Write send @op's next @n bytes, behind their header, at @h. */
 static void rec_put(const struct sdr_fi_conn *c, struct sdr_fi_hdr *h,
 		    const struct sdr_fi_op *op, size_t n)
@@ -573,6 +640,7 @@ static void tx_pump(struct sdr_fi_conn *c)
 			bytes = SDR_FI_HDR + (uint32_t)n;
 			/* (a send behind the oldest has not started) */
 			while (!op->started && (b = last->qnext) &&
+			       b->grp == op->grp &&
 			       rec_next(bytes, 0) + SDR_FI_HDR + b->len <=
 			       SDR_FI_BATCH) {
 				((struct sdr_fi_hdr *)(base + off))->op |=
@@ -582,6 +650,11 @@ static void tx_pump(struct sdr_fi_conn *c)
 					b, b->len);
 				bytes = off + SDR_FI_HDR + (uint32_t)b->len;
 				last = b;
+			}
+			/* the part joins its sends' group (or none) */
+			if (c->group != (op->grp ? op->grp->id : 0)) {
+				c->group = op->grp ? op->grp->id : 0;
+				sdr_flow_set_group(c->flow, c->group);
 			}
 			ret = sdr_flow_send_post(c->flow,
 						 (uint64_t)slot * c->stride,
@@ -618,6 +691,8 @@ static void tx_pump(struct sdr_fi_conn *c)
 				b->queued = false;
 			}
 		}
+		for (b = op; b; b = b == last ? NULL : b->qnext)
+			group_posted(c->ep, b);
 		c->txq = last->qnext;
 		op->queued = false;
 		if (!op->parts)
@@ -679,6 +754,8 @@ static int flow_new(struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
 		.policy = ep->policy,
 		.max_msg_size = SDR_FI_HDR + SDR_FI_PART,
 		.max_msgs = SDR_FI_SLOTS,
+		.ec_k = ep->ec_k,
+		.ec_m = ep->ec_m,
 	};
 	struct sdr_flow_props props;
 	uint32_t i;
@@ -894,6 +971,9 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 	op->kind = (uint16_t)(op_kind |
 			      (flags & FI_REMOTE_CQ_DATA ? SDR_FI_F_DATA : 0));
 	op->conn = c;
+	op->grp = ep->grp;
+	if (op->grp)
+		op->grp->unposted++;
 	op->report = !(flags & FI_INJECT) &&
 		     (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
 		      (flags & FI_COMPLETION));
@@ -1391,15 +1471,105 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 		     size_t *optlen)
 {
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
+	struct sdr_fi_ep *ep = container_of(fid, struct sdr_fi_ep, ep.fid);
+	uint32_t v;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	switch (optname) {
+	case FI_OPT_SDR_POLICY:
+		v = ep->policy;
+		break;
+	case FI_OPT_SDR_EC_K:
+		v = ep->ec_k;
+		break;
+	case FI_OPT_SDR_EC_M:
+		v = ep->ec_m;
+		break;
+	case FI_OPT_SDR_GROUP:
+		v = ep->grp ? ep->grp->id : 0;
+		break;
+	default:
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_ENOPROTOOPT;
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	if (*optlen < sizeof(v)) {
+		*optlen = sizeof(v);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(optval, &v, sizeof(v));
+	*optlen = sizeof(v);
+	return 0;
+}
+
+/* Is @v an EC k (@m: an m) this machine's sdr takes?  0: its default. */
+static bool ec_ok(uint32_t v, bool m)
+{
+	struct sdr_caps caps;
+
+	if (!v)
+		return true;
+	if (sdr_query(NULL, &caps))
+		return false;
+	return v <= (m ? caps.ec_max_m : caps.ec_max_k);
 }
 
 static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		     size_t optlen)
 {
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
+	struct sdr_fi_ep *ep = container_of(fid, struct sdr_fi_ep, ep.fid);
+	uint32_t v;
+	int ret = 0;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_SDR_POLICY && optname != FI_OPT_SDR_EC_K &&
+	    optname != FI_OPT_SDR_EC_M && optname != FI_OPT_SDR_GROUP)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(v))
+		return -FI_EINVAL;
+	memcpy(&v, optval, sizeof(v));
+	if ((optname == FI_OPT_SDR_EC_K || optname == FI_OPT_SDR_EC_M) &&
+	    !ec_ok(v, optname == FI_OPT_SDR_EC_M))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	switch (optname) {
+	case FI_OPT_SDR_POLICY:
+		/* RDM: a reliable policy; DGRAM stays NONE */
+		if (ep->enabled)
+			ret = -FI_EOPBADSTATE;
+		else if (ep->type != FI_EP_RDM || v == SDR_POLICY_NONE ||
+			 v >= SDR_POLICY_NR)
+			ret = -FI_EINVAL;
+		else
+			ep->policy = v;
+		break;
+	case FI_OPT_SDR_EC_K:
+	case FI_OPT_SDR_EC_M:
+		if (ep->enabled)
+			ret = -FI_EOPBADSTATE;
+		else if (optname == FI_OPT_SDR_EC_K)
+			ep->ec_k = (uint8_t)v;
+		else
+			ep->ec_m = (uint8_t)v;
+		break;
+	default:	/* FI_OPT_SDR_GROUP */
+		if (!ep->enabled)
+			ret = -FI_EOPBADSTATE;
+		else if (v > 1)
+			ret = -FI_EINVAL;
+		else if (v)
+			ret = group_begin(ep);
+		else
+			group_end(ep);
+		break;
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
 }
 
 static int no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
@@ -1681,6 +1851,10 @@ static int ep_close(struct fid *fid)
 		ep->conns = c->next;
 		conn_free(c);
 	}
+	/* the groups: closed in sdr, open or waiting for members */
+	ep->grp = NULL;
+	while (ep->groups)
+		group_close(ep, ep->groups);
 	if (ep->tx_cq)
 		ep->tx_cq->refs--;
 	if (ep->rx_cq)
@@ -1727,6 +1901,26 @@ static int ep_listen(struct sdr_fi_ep *ep)
 	return ret;
 }
 
+/* FI_SDR_EC_K or FI_SDR_EC_M (@name) into @v: -1 if it is not one. */
+static int env_ec(const char *name, uint8_t *v, bool m)
+{
+	const char *s = getenv(name);
+	unsigned long n;
+	char *end;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || n > 255 || !ec_ok((uint32_t)n, m)) {
+		fprintf(stderr, "libsdr-fi: %s=%s: not an EC %s this sdr takes (0, or 1 to sdrctl caps' ec_max_%s)\n",
+			name, s, m ? "m" : "k", m ? "m" : "k");
+		return -1;
+	}
+	*v = (uint8_t)n;
+	return 0;
+}
+
 int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		    struct fid_ep **out, void *context)
 {
@@ -1754,6 +1948,11 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_flags = info->tx_attr->op_flags & FI_COMPLETION;
 	if (info->rx_attr)
 		ep->rx_flags = info->rx_attr->op_flags & FI_COMPLETION;
+	if (env_ec("FI_SDR_EC_K", &ep->ec_k, false) ||
+	    env_ec("FI_SDR_EC_M", &ep->ec_m, true)) {
+		free(ep);
+		return -FI_EINVAL;
+	}
 	if (ep->type == FI_EP_DGRAM) {
 		/* unreliable: policy NONE, a message one part */
 		ep->policy = SDR_POLICY_NONE;

@@ -19,6 +19,7 @@
  * listens on fails, and nothing hangs.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -31,6 +32,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "fi_ext_sdr.h"
 #include "harness.h"
 #include "util.h"
 
@@ -66,8 +68,9 @@ static struct fi_info *info_of(const char *dev, uint64_t caps,
 	return info;
 }
 
-static int side_open_x(struct side *s, const char *dev,
-		       enum fi_wait_obj wait, bool cntrs, enum fi_ep_type type)
+/* An endpoint of @type on @dev with its CQ, AV (counters), not enabled. */
+static int side_prep(struct side *s, const char *dev,
+		     enum fi_wait_obj wait, bool cntrs, enum fi_ep_type type)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
 				  .wait_obj = wait };
@@ -91,6 +94,14 @@ static int side_open_x(struct side *s, const char *dev,
 		      fi_cntr_open(s->domain, &ca, &s->rx_cntr, NULL) ||
 		      fi_ep_bind(s->ep, &s->tx_cntr->fid, FI_SEND) ||
 		      fi_ep_bind(s->ep, &s->rx_cntr->fid, FI_RECV)))
+		return -1;
+	return 0;
+}
+
+static int side_open_x(struct side *s, const char *dev,
+		       enum fi_wait_obj wait, bool cntrs, enum fi_ep_type type)
+{
+	if (side_prep(s, dev, wait, cntrs, type))
 		return -1;
 	return fi_enable(s->ep) ? -1 : 0;
 }
@@ -602,6 +613,180 @@ TEST_F_T(fab, tags_ignore_bits_and_unexpected, 120)
 	EXPECT_EQ(err.err, FI_ECANCELED);
 	EXPECT_EQ((uintptr_t)err.op_context, 9);
 	EXPECT_EQ(fi_cancel(&self->b.ep->fid, (void *)9), -FI_ENOENT);
+}
+
+/* fi_setopt() of @name to @v (a uint32_t) on @s's endpoint. */
+static int setopt_u32(struct side *s, int name, uint32_t v)
+{
+	return fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, name, &v, sizeof(v));
+}
+
+/* fi_getopt() of @name, or ~0 if it fails. */
+static uint32_t getopt_u32(struct side *s, int name)
+{
+	uint32_t v;
+	size_t len = sizeof(v);
+
+	return fi_getopt(&s->ep->fid, FI_OPT_ENDPOINT, name, &v, &len) ||
+	       len != sizeof(v) ? ~0U : v;
+}
+
+/* Device @dev's flow of policy @pol: its "K M" (ec_geometry) in @geo. */
+static bool flow_with_policy(const char *dev, const char *pol, char *geo,
+			     size_t n)
+{
+	char path[512], buf[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows", dev);
+	d = opendir(path);
+	while (d && !found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%s/policy",
+			 dev, de->d_name);
+		if (sysfs_str(path, buf, sizeof(buf)) || strcmp(buf, pol))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/sdr/%s/flows/%s/ec_geometry", dev,
+			 de->d_name);
+		found = !sysfs_str(path, geo, n);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* @s sends @n tagged messages of 1000 bytes (byte i of message k is
+ * k + i) to its peer; @r receives them, checked; all complete. */
+static void group_traffic(struct side *s, struct side *r, uint32_t n,
+			  uint64_t tag)
+{
+	static uint8_t sb[64][1000], rb[64][1000];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	uint32_t k, i, tx = 0, rx = 0;
+
+	ASSERT_LE(n, 64);
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < 1000; i++)
+			sb[k][i] = (uint8_t)(k + i);
+		ASSERT_EQ(fi_trecv(r->ep, rb[k], 1000, NULL, FI_ADDR_UNSPEC,
+				   tag, 0, NULL), 0);
+		ASSERT_EQ(tsend(s, sb[k], 1000, tag, NULL), 0);
+	}
+	int64_t end = now_us() + 30 * 1000000LL;
+
+	while (tx < n || rx < n) {
+		int a = next_comp(s, &e, &err, 0), b = next_comp(r, &e, &err, 5);
+
+		ASSERT_GE(a, 0);
+		ASSERT_GE(b, 0);
+		ASSERT_LT(now_us(), end);
+		tx += a;
+		rx += b;
+	}
+	for (k = 0; k < n; k++)
+		EXPECT_EQ(memcmp(rb[k], sb[k], 1000), 0);
+}
+
+/*
+ * The provider's own endpoint options (fi_ext_sdr.h): policy and EC
+ * geometry before fi_enable() (the flow the endpoint then creates has
+ * them: sysfs), refused after it or out of range; groups after it: 300
+ * groups opened and closed, a message in each (sdr holds at most 256 open
+ * or completing a context: each must have been closed and its completion
+ * taken), and one of 40 messages closed while most still queue; every
+ * message arrives whole.
+ */
+TEST_T(endpoint_options, 180)
+{
+	struct side c = { 0 }, d = { 0 };
+	char geo[32] = "", path[512];
+	uint32_t v = 1, g, i;
+	size_t len = 2;
+
+	snprintf(path, sizeof(path), "%s/provider", SDR_TOP);
+	setenv("FI_PROVIDER_PATH", path, 1);
+	if (access("/dev/sdr", F_OK))
+		SKIP("/dev/sdr missing: sdr.ko not loaded");
+	ASSERT_EQ(side_prep(&c, dev0(), FI_WAIT_NONE, false, FI_EP_RDM), 0);
+	ASSERT_EQ(side_open(&d, dev1()), 0);
+	/* before fi_enable(): the policy and EC's k and m */
+	EXPECT_EQ(getopt_u32(&c, FI_OPT_SDR_POLICY), FI_SDR_POLICY_SR);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_POLICY, 0), -FI_EINVAL);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_POLICY, 99), -FI_EINVAL);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_EC_K, 1000), -FI_EINVAL);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 1), -FI_EOPBADSTATE);
+	EXPECT_EQ(fi_setopt(&c.ep->fid, FI_OPT_ENDPOINT, FI_OPT_SDR_EC_M, &v,
+			    len), -FI_EINVAL);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_POLICY + 100, 1), -FI_ENOPROTOOPT);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_POLICY, FI_SDR_POLICY_EC), 0);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_EC_K, 8), 0);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_EC_M, 2), 0);
+	EXPECT_EQ(getopt_u32(&c, FI_OPT_SDR_POLICY), FI_SDR_POLICY_EC);
+	EXPECT_EQ(getopt_u32(&c, FI_OPT_SDR_EC_K), 8);
+	EXPECT_EQ(getopt_u32(&c, FI_OPT_SDR_EC_M), 2);
+	ASSERT_EQ(fi_enable(c.ep), 0);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_POLICY, FI_SDR_POLICY_SR),
+		  -FI_EOPBADSTATE);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_EC_K, 4), -FI_EOPBADSTATE);
+	ASSERT_EQ(know(&c, &d), 0);
+	group_traffic(&c, &d, 4, 0x51);
+	EXPECT_TRUE(flow_with_policy(dev0(), "ec", geo, sizeof(geo)));
+	TH_LOG("the endpoint's flow on %s: ec, ec_geometry %s", dev0(), geo);
+	EXPECT_EQ(strcmp(geo, "8 2"), 0);
+
+	/* groups: open, a message, close; 300 times */
+	EXPECT_EQ(getopt_u32(&c, FI_OPT_SDR_GROUP), 0);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 2), -FI_EINVAL);
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 1), 0);
+		g = getopt_u32(&c, FI_OPT_SDR_GROUP);
+		ASSERT_TRUE(g != 0 && g != ~0U);
+		group_traffic(&c, &d, 1, 0x52);
+		ASSERT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 0), 0);
+		ASSERT_EQ(getopt_u32(&c, FI_OPT_SDR_GROUP), 0);
+	}
+	/* 40 messages, the group closed while most wait in the queue */
+	ASSERT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 1), 0);
+	{
+		static uint8_t big[40][65536], rbig[40][65536];
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		uint32_t tx = 0, rx = 0;
+
+		for (i = 0; i < 40; i++) {
+			memset(big[i], 'a' + i % 26, sizeof(big[i]));
+			ASSERT_EQ(fi_trecv(d.ep, rbig[i], sizeof(rbig[i]), NULL,
+					   FI_ADDR_UNSPEC, 0x53, 0, NULL), 0);
+			ASSERT_EQ(tsend(&c, big[i], sizeof(big[i]), 0x53,
+					NULL), 0);
+		}
+		int64_t end = now_us() + 60 * 1000000LL;
+
+		ASSERT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 0), 0);
+		while (tx < 40 || rx < 40) {
+			int a = next_comp(&c, &e, &err, 0);
+			int b = next_comp(&d, &e, &err, 20);
+
+			ASSERT_GE(a, 0);
+			ASSERT_GE(b, 0);
+			ASSERT_LT(now_us(), end);
+			tx += a;
+			rx += b;
+		}
+		for (i = 0; i < 40; i++)
+			EXPECT_EQ(first_not(rbig[i], 'a' + i % 26,
+					    sizeof(rbig[i])), -1);
+	}
+	/* and a group after those */
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 1), 0);
+	EXPECT_EQ(setopt_u32(&c, FI_OPT_SDR_GROUP, 0), 0);
+	side_close(&c);
+	side_close(&d);
 }
 
 /*
@@ -1156,6 +1341,15 @@ TEST_F_T(fab, av_and_errors, 120)
 	EXPECT_EQ(fi_endpoint(self->a.domain, self->a.info, &ep, NULL),
 		  -FI_EINVAL);
 	unsetenv("FI_SDR_POLICY");
+	/* nor an EC geometry sdr does not take */
+	setenv("FI_SDR_EC_K", "999", 1);
+	EXPECT_EQ(fi_endpoint(self->a.domain, self->a.info, &ep, NULL),
+		  -FI_EINVAL);
+	unsetenv("FI_SDR_EC_K");
+	setenv("FI_SDR_EC_M", "2x", 1);
+	EXPECT_EQ(fi_endpoint(self->a.domain, self->a.info, &ep, NULL),
+		  -FI_EINVAL);
+	unsetenv("FI_SDR_EC_M");
 }
 
 /* A send to an address no endpoint listens on fails; nothing hangs. */
