@@ -253,7 +253,6 @@ struct sdr_fi_ep {
 	uint8_t ec_k, ec_m;		/* FI_OPT_SDR_EC_K, _M (0: sdr's) */
 	struct sdr_fi_group *grp;	/* the open group, or NULL */
 	struct sdr_fi_group *groups;	/* open and closing */
-	uint64_t dropped;		/* DGRAM: messages lost on the way */
 	struct sockaddr_in name;	/* the listener's address */
 	struct sdr_cm *listener;
 	pthread_t cm_thread;

@@ -475,14 +475,13 @@ static void conn_rx_advance(struct sdr_fi_conn *c)
 		if (status == SDR_STATUS_PARTIAL &&
 		    c->ep->type == FI_EP_DGRAM) {
 			/* policy NONE lost some of it: the datagrams go */
-			c->ep->dropped++;
 			rx_pop(c, rh);
 			continue;
 		}
 		if (status != SDR_STATUS_OK || sdr_recv_imm(rh, &imm, &len)) {
-			/* failed or gone: done with the flow */
-			rx_pop(c, rh);
+			/* failed or gone: done with the flow (no repost) */
 			rx_fail(c);
+			rx_pop(c, rh);
 			break;
 		}
 		if (!rx_records(c, sdr_recv_data(rh), len)) {
