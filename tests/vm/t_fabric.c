@@ -175,18 +175,18 @@ static int know(struct side *a, struct side *b)
 }
 
 /*
- * The next completion of @s's CQ within @ms: 1 (in @e), -FI_EAVAIL (the
- * error entry in @err), 0 on timeout.  @other's CQ is read too when given
- * and its completions kept in @oe (its domain progresses meanwhile).
+ * The next completion of @s's CQ within @ms: 1 (in @e, its sender in @src
+ * unless NULL: fi_cq_readfrom()), -FI_EAVAIL (the error entry in @err), 0
+ * on timeout.
  */
-static int next_comp(struct side *s, struct fi_cq_tagged_entry *e,
-		     struct fi_cq_err_entry *err, int ms)
+static int next_comp_from(struct side *s, struct fi_cq_tagged_entry *e,
+			  struct fi_cq_err_entry *err, int ms, fi_addr_t *src)
 {
 	int64_t end = now_us() + (int64_t)ms * 1000;
 	ssize_t ret;
 
 	do {
-		ret = fi_cq_read(s->cq, e, 1);
+		ret = fi_cq_readfrom(s->cq, e, 1, src);
 		if (ret == 1)
 			return 1;
 		if (ret == -FI_EAVAIL) {
@@ -200,6 +200,12 @@ static int next_comp(struct side *s, struct fi_cq_tagged_entry *e,
 		usleep(200);
 	} while (now_us() < end);
 	return 0;
+}
+
+static int next_comp(struct side *s, struct fi_cq_tagged_entry *e,
+		     struct fi_cq_err_entry *err, int ms)
+{
+	return next_comp_from(s, e, err, ms, NULL);
 }
 
 /* Post a send, retrying while the provider says -FI_EAGAIN. */
@@ -862,27 +868,13 @@ TEST_F_T(fab, small_messages_batched, 180)
 static int dgram_comp(struct side *s, struct fi_cq_tagged_entry *e,
 		      fi_addr_t *src, int ms)
 {
-	int64_t end = now_us() + (int64_t)ms * 1000;
 	struct fi_cq_err_entry err;
-	ssize_t ret;
+	int r;
 
 	do {
-		ret = fi_cq_readfrom(s->cq, e, 1, src);
-		if (ret == 1)
-			return 1;
-		if (ret == -FI_EAVAIL) {
-			memset(&err, 0, sizeof(err));
-			if (fi_cq_readerr(s->cq, &err, 0) != 1)
-				return -1;
-			if (err.err != FI_ECANCELED)
-				return -FI_EAVAIL;
-			continue;
-		}
-		if (ret != -FI_EAGAIN)
-			return -1;
-		usleep(200);
-	} while (now_us() < end);
-	return 0;
+		r = next_comp_from(s, e, &err, ms, src);
+	} while (r == -FI_EAVAIL && err.err == FI_ECANCELED);
+	return r;
 }
 
 /*
