@@ -495,9 +495,16 @@ static uint32_t size_medium(uint32_t i, uint64_t *rng)
 	return 1 + (uint32_t)(splitmix64(rng) % (1U << 20));
 }
 
-/* 1000 messages, 1 B .. 8 MiB, one-shot from the send region. */
+/*
+ * 1000 messages, 1 B .. 8 MiB, one-shot from the send region: t_sr's
+ * netem boot runs it (SDR_TEST_POLICY set); the boot without netem runs
+ * random_300_region and the rest, where a thousand more loss-free
+ * messages would find nothing those do not.
+ */
 TEST_F_T(pair, random_1000_region, 900)
 {
+	if (!getenv("SDR_TEST_POLICY"))
+		SKIP("run by t_sr under netem; random_300_region here");
 	transfer(self, 1000, size_random, M_REGION);
 }
 
