@@ -341,6 +341,7 @@ struct sdr_txmsg {
 	u32			seq;
 	u32			imm;
 	u32			msg_len;
+	u32			dst_off;	/* where it lands in the receive */
 	u32			ready;		/* bytes that may be sent */
 	u32			next_off;	/* next byte to send */
 	u32			npkts;
@@ -374,6 +375,7 @@ struct sdr_rxslot {
 	u32			seq;
 	u32			state;		/* SDR_RECV_* (mirrors shared) */
 	u32			msg_len;
+	u32			dst_off;	/* where the message lands (its base) */
 	u32			npkts;
 	u32			nchunks;
 	u32			pkts_done;

@@ -724,8 +724,8 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 {
 	const struct sdr_policy_ops *ops = sdr_policy_get(pkt->policy);
 	struct sdr_rxslot *slot;
+	u32 idx, dst_off;
 	int reason;
-	u32 idx;
 
 	lockdep_assert_held(&flow->lock);
 	if (!ops)
@@ -759,17 +759,26 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			ops->rx_abandon(flow, idx, q);
 		return SDR_DROP_MSGLEN;
 	}
+	/*
+	 * Where the message lands (sdr_wire_decode() checked land >= offset):
+	 * on a chunk, ending within max_msg_size, as a true sender checked.
+	 */
+	dst_off = pkt->land - pkt->offset;
+	if (dst_off % flow->chunk_size)
+		return SDR_DROP_GEOMETRY;
+	if ((u64)dst_off + pkt->msg_len > flow->max_msg_size)
+		return SDR_DROP_MSGLEN;
 	if (slot->state == SDR_RECV_POSTED) {
 		/* the policy starts the slot once it accepted the packet */
 		slot->ops = ops;
-		if (pkt->msg_len > slot->dst_len) {
+		if ((u64)dst_off + pkt->msg_len > slot->dst_len) {
 			sdr_slot_refuse(flow, idx, pkt, q);
 			return SDR_DROP_MSGLEN;
 		}
 	} else {
 		if (ops != slot->ops)
 			return SDR_DROP_POLICY;
-		if (pkt->msg_len != slot->msg_len)
+		if (pkt->msg_len != slot->msg_len || dst_off != slot->dst_off)
 			return SDR_DROP_MSGLEN;
 	}
 	return ops->rx_data(flow, idx, pkt, payload, q);
@@ -903,6 +912,7 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
 		r.urgent = flow->ctx && sdr_group_urgent(flow->ctx, msg->group);
 		if (!msg->ops->tx_next(flow, msg, &r, pkt, data))
 			continue;
+		pkt->land = msg->dst_off + pkt->offset;
 		*msgp = msg;
 		msg->pkts_posted++;
 		sdr_flow_txq(flow, rail)->tx_packets++;
@@ -1017,6 +1027,10 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 
 	if (!msg_len || msg_len > flow->max_msg_size)
 		return -EINVAL;
+	/* it lands on a chunk of the receive, and within max_msg_size */
+	if (arg->dst_off % flow->chunk_size ||
+	    arg->dst_off > flow->max_msg_size - msg_len)
+		return -EINVAL;
 	if (!stream && !arg->len)
 		return -EINVAL;
 	if (stream && !sdr_part_ok(flow, arg->len, msg_len))
@@ -1038,6 +1052,7 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		}
 	}
 	msg->msg_len = msg_len;
+	msg->dst_off = arg->dst_off;
 	msg->ready = arg->len;
 	msg->npkts = sdr_msg_npkts(msg_len, flow->payload);
 	msg->imm = arg->imm;
@@ -1187,9 +1202,11 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 	if (stream & (stream - 1))
 		goto out_put;
 	/* one source: the region, a user pointer or registered memory */
-	if (arg->__reserved ||
-	    ((arg->flags & SDR_SEND_MR) ? arg->flags & SDR_SEND_USER_PTR :
-					  arg->mr_id))
+	if ((arg->flags & SDR_SEND_MR) ? arg->flags & SDR_SEND_USER_PTR :
+					 arg->mr_id)
+		goto out_put;
+	/* where a message lands is said by its first post only */
+	if (arg->dst_off && (stream & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END)))
 		goto out_put;
 	/* a group is joined by a message's first post only */
 	if ((arg->flags & SDR_SEND_GROUP) ?

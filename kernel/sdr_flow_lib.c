@@ -190,7 +190,10 @@ bool sdr_slot_waiting(const struct sdr_rxslot *s)
 	return s->state == SDR_RECV_POSTED || s->state == SDR_RECV_ACTIVE;
 }
 
-/* First packet of a message: the slot learns its size and immediate. */
+/*
+ * First packet of a message: the slot learns its size, immediate and
+ * where it lands (sdr_flow_rx_data() checked that).
+ */
 void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 {
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
@@ -198,11 +201,13 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 
 	lockdep_assert_held(&flow->lock);
 	slot->msg_len = pkt->msg_len;
+	slot->dst_off = pkt->land - pkt->offset;
 	slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
 	slot->nchunks = sdr_msg_nchunks(slot->msg_len, flow->chunk_size);
 	slot->state = SDR_RECV_ACTIVE;
 	WRITE_ONCE(st->imm, pkt->imm);
 	WRITE_ONCE(st->msg_len, pkt->msg_len);
+	WRITE_ONCE(st->dst_off, slot->dst_off);
 	WRITE_ONCE(st->chunks, slot->nchunks);
 	WRITE_ONCE(st->packets, slot->npkts);
 	/* imm, msg_len and the counts before the flag says they are set */
@@ -211,16 +216,18 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 }
 
 /*
- * Where slot @idx's message lands: the registered memory its receive
- * named (SDR_RECV_MR), else its slot of the receive region.  The message
- * fits: sdr_flow_rx_data() refused one longer than dst_len.
+ * Where slot @idx's message starts: dst_off bytes into the registered
+ * memory its receive named (SDR_RECV_MR), else into its slot of the
+ * receive region.  The message fits: sdr_flow_rx_data() refused one that
+ * ends past dst_len.
  */
 u8 *sdr_slot_data(struct sdr_flow *flow, u32 idx)
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 
-	return slot->dst ? slot->dst :
-	       flow->recv_region + (size_t)idx * flow->slot_stride;
+	return (slot->dst ? slot->dst :
+		flow->recv_region + (size_t)idx * flow->slot_stride) +
+	       slot->dst_off;
 }
 
 /*
@@ -259,7 +266,7 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	unsigned long *pbits = sdr_slot_pkt_bits(flow, idx);
-	u32 c, first, n;
+	u32 c, c0, first, n;
 
 	lockdep_assert_held(&flow->lock);
 	/* The bytes are in place before the bit says so. */
@@ -268,18 +275,22 @@ void sdr_slot_mark(struct sdr_flow *flow, u32 idx, u32 pi, u32 len)
 	slot->pkts_done++;
 	WRITE_ONCE(st->packets_done, slot->pkts_done);
 
-	/* the chunks the packet overlaps: each may now be complete */
+	/*
+	 * The chunks the packet overlaps: each may now be complete.  Chunk
+	 * c of the message is chunk c0 + c of the receive's buffer.
+	 */
+	c0 = slot->dst_off / flow->chunk_size;
 	n = sdr_pkt_span(slot->msg_len, flow->payload, flow->chunk_size, pi,
 			   &first);
 	for (c = first; c < first + n; c++) {
-		if (test_bit(c, sdr_slot_chunk_bits(flow, idx)) ||
+		if (test_bit(c0 + c, sdr_slot_chunk_bits(flow, idx)) ||
 		    !sdr_bitmap_chunk_complete(pbits, slot->msg_len,
 					       flow->payload, flow->chunk_size,
 					       c))
 			continue;
 		/* the packet bits (and bytes) before the chunk bit */
 		smp_mb__before_atomic();
-		set_bit(c, sdr_slot_chunk_bits(flow, idx));
+		set_bit(c0 + c, sdr_slot_chunk_bits(flow, idx));
 		slot->chunks_done++;
 		WRITE_ONCE(st->chunks_done, slot->chunks_done);
 	}

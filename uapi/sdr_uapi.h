@@ -67,7 +67,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		6
+#define SDR_ABI_VERSION		7
 #define SDR_IOC_MAGIC		0xD5
 
 /*
@@ -361,7 +361,11 @@ struct sdr_flow_create {
 /*
  * The state of one receive slot, in the state area (read-only to the
  * process).  Bitmaps are arrays of __u64, bit i of the array is bit (i % 64)
- * of word i / 64.
+ * of word i / 64.  The message lands dst_off bytes into the receive's
+ * buffer (0 unless its sender chose another, SDR_IOC_SEND_POST): the
+ * packet bitmap counts the message's packets from its first byte, the
+ * chunk bitmap the receive's chunks from the buffer's first byte, so the
+ * message's chunks are bits dst_off / chunk_size up to that plus chunks.
  */
 #define SDR_RECV_FREE		0	/* no receive posted */
 #define SDR_RECV_POSTED		1	/* posted, no packet yet */
@@ -382,7 +386,8 @@ struct sdr_recv_state {
 	__u32 chunks_done;	/* chunk bits set */
 	__u32 packets_done;	/* packet bits set */
 	__u32 status;		/* SDR_STATUS_*, valid in SDR_RECV_DONE */
-	__u32 __reserved[5];
+	__u32 dst_off;		/* where the message lands (valid once started) */
+	__u32 __reserved[4];
 };
 
 /*
@@ -552,6 +557,12 @@ struct sdr_recv_complete {
  *                          completes, nor can the registration be
  *                          removed before.  Every part of a stream names
  *                          the same mr_id; without the flag mr_id is 0.
+ * dst_off (ABI 7): where the message lands in the receive it matches, in
+ * bytes: a multiple of the flow's chunk_size, with dst_off + the message
+ * length at most max_msg_size; 0 is the buffer's start.  A receive whose
+ * buffer ends before dst_off + the length takes nothing of the message:
+ * it completes SDR_STATUS_TOOBIG and the send fails.  One-shot and
+ * STREAM_START only (CONT and END: 0).
  * Without stream flags: one-shot, msg_len is ignored and len is the
  * message length.  A streamed message always ends with STREAM_END, which
  * may carry len 0 when START or CONT already made every byte ready;
@@ -566,7 +577,9 @@ struct sdr_recv_complete {
  * completion with it, however long the peer takes to post.
  * errors: ENOTCONN flow not connected; EAGAIN max_msgs sends in flight or
  *      completion ring full; EINVAL len 0 or above max_msg_size, a range
- *      outside the send region, a stream part not aligned or beyond
+ *      outside the send region, dst_off not a multiple of chunk_size or
+ *      past max_msg_size with the message, dst_off on CONT or END, a
+ *      stream part not aligned or beyond
  *      msg_len, END before msg_len bytes, two stream flags; ESTALE seq
  *      names no open stream of this flow; EBUSY another part of this
  *      stream is being copied in by another thread (post one part at a
@@ -596,7 +609,7 @@ struct sdr_send_post {
 	__u32 seq;		/* out (one-shot, START); in (CONT, END) */
 	__u32 group;		/* SDR_SEND_GROUP: the group it joins; else 0 */
 	__u32 mr_id;		/* SDR_SEND_MR: the registration (version 2) */
-	__u32 __reserved;
+	__u32 dst_off;		/* where it lands in the receive (ABI 7) */
 };
 #define SDR_SEND_POST_SIZE_V1	56
 #define SDR_SEND_POST_SIZE_V2	64

@@ -124,7 +124,7 @@ int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m);
 /*
  * The rate SR and EC send at (ADAPTIVE's ceiling), Mbit/s of sdr packets
- * (payload and sdr's 64-byte header), for a dedicated link; 0: the path's,
+ * (payload and sdr's 72-byte header), for a dedicated link; 0: the path's,
  * measured (since 1.8).  At once, for every message; the window still
  * comes from the path.
  */
@@ -298,6 +298,24 @@ int sdr_flow_recv_post_mr(struct sdr_flow *flow, uint32_t mr_id, void *addr,
 int sdr_flow_send_post_mr(struct sdr_flow *flow, uint32_t mr_id,
 			  const void *addr, uint64_t len, uint32_t imm,
 			  uint64_t user_data, uint32_t *seq);
+
+/*
+ * A one-shot send that lands dst_off bytes into the peer's receive (since
+ * 2.2, sdr 0.13.0; ABI 7): dst_off a multiple of chunk_size, dst_off + len
+ * at most max_msg_size (-EINVAL otherwise).  flags says what addr is: 0 an
+ * offset in the send region (sdr_flow_send_post()), SDR_SEND_USER_PTR a
+ * pointer (sdr_flow_send_post_ptr()), SDR_SEND_MR an address in
+ * registration mr_id (sdr_flow_send_post_mr()).  A receive whose buffer
+ * ends before dst_off + len takes none of it (SDR_STATUS_TOOBIG) and the
+ * send fails.  The receiver sees the message's chunks from chunk
+ * dst_off / chunk_size of its buffer on (sdr_recv_bitmap());
+ * sdr_recv_chunk_done(), _chunk_expand() and sdr_recv_imm()'s msg_len
+ * count from the message's first byte.
+ */
+int sdr_flow_send_post_at(struct sdr_flow *flow, uint32_t flags,
+			  uint32_t mr_id, uint64_t addr, uint64_t len,
+			  uint32_t dst_off, uint32_t imm, uint64_t user_data,
+			  uint32_t *seq);
 
 /*
  * Exchange endpoint blobs (or any len bytes) over TCP.  host NULL: listen

@@ -124,17 +124,19 @@ int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
 	return 0;
 }
 
+/* Chunk @chunk of the message: bit dst_off / chunk_size + chunk. */
 int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk)
 {
-	uint64_t w;
+	uint64_t w, bit;
 	int ret = recv_started(h);
 
 	if (ret)
 		return ret;
 	if (chunk >= h->state->chunks)
 		return -EINVAL;
-	w = __atomic_load_n(&h->chunk_bm[chunk / 64], __ATOMIC_ACQUIRE);
-	return (int)((w >> (chunk % 64)) & 1);
+	bit = h->state->dst_off / h->flow->props.chunk_size + chunk;
+	w = __atomic_load_n(&h->chunk_bm[bit / 64], __ATOMIC_ACQUIRE);
+	return (int)((w >> (bit % 64)) & 1);
 }
 
 /*
@@ -196,13 +198,16 @@ int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
 	return 0;
 }
 
+/* The message's first byte: dst_off into the slot, once it started. */
 const void *sdr_recv_data(const struct sdr_recv *h)
 {
 	if (!h) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return h->data;
+	if (!h->data || recv_started(h))
+		return h->data;
+	return (const uint8_t *)h->data + h->state->dst_off;
 }
 
 int sdr_recv_poll(struct sdr_recv *h, uint32_t *status)

@@ -411,7 +411,7 @@ int sdr_recv_bitmap_get(struct sdr_recv_handle *handle,
 int sdr_recv_bitmap_chunk_expand(struct sdr_recv_handle *handle,
 				 uint32_t chunk_offset, uint64_t *bitmap)
 {
-	uint64_t chunk, unit, from, u, nunits;
+	uint64_t chunk, unit, from, u, nunits, base;
 	int ret = recv_handle_ok(handle);
 
 	if (!ret && !bitmap)
@@ -429,9 +429,13 @@ int sdr_recv_bitmap_chunk_expand(struct sdr_recv_handle *handle,
 		return SDR_SUCCESS;	/* nothing arrived yet */
 	if (ret)
 		return sdk_rc(ret);
+	/* the message starts dst_off into the buffer (a chunk boundary) */
+	base = sdr_recv_state(handle->recv)->dst_off;
 	for (u = 0; u < nunits; u++) {
 		from = chunk_offset * chunk + u * unit;
-		if (sdr__recv_bytes_landed(handle->recv, from, from + unit))
+		if (from >= base &&
+		    sdr__recv_bytes_landed(handle->recv, from - base,
+					   from - base + unit))
 			bitmap[u / 64] |= 1ULL << (u % 64);
 	}
 	return SDR_SUCCESS;
@@ -473,15 +477,18 @@ int sdr_send_post(struct sdr_qp *qp, struct sdr_send_wr *wr,
 		return sdk_fail(EINVAL);
 	if (!qp->send_enable)
 		return sdk_fail(EPERM);
-	/* a message lands at the start of its receive's buffer */
-	if (wr->remote_offset)
-		return sdk_fail(EOPNOTSUPP);
+	/* it lands remote_offset chunks into the receive's buffer */
+	if (wr->length > qp->geo->max_msg_size ||
+	    wr->remote_offset > (qp->geo->max_msg_size - wr->length) /
+				qp->geo->chunk_size)
+		return sdk_fail(EINVAL);
 	h = send_handle_get(qp);
 	if (!h)
 		return SDR_RETRY;	/* max messages in flight */
-	ret = sdr_flow_send_post_mr(qp->flow, wr->lkey,
-				    (const void *)(uintptr_t)wr->local_addr,
-				    wr->length,
+	ret = sdr_flow_send_post_at(qp->flow, SDR_SEND_MR, wr->lkey,
+				    wr->local_addr, wr->length,
+				    (uint32_t)(wr->remote_offset *
+					       qp->geo->chunk_size),
 				    wr->opcode == SDR_WR_WRITE_WITH_IMM ?
 				    wr->imm_value : 0,
 				    (uintptr_t)h, &h->seq);

@@ -33,7 +33,8 @@ void *sdr_send_slot(struct sdr_flow *flow, uint32_t i)
 
 static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint32_t mr_id,
 		      uint64_t addr, uint64_t len, uint64_t msg_len,
-		      uint32_t imm, uint64_t user_data, uint32_t *seq)
+		      uint32_t dst_off, uint32_t imm, uint64_t user_data,
+		      uint32_t *seq)
 {
 	struct sdr_send_post p;
 	int ret;
@@ -49,6 +50,7 @@ static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint32_t mr_id,
 	p.addr = addr;
 	p.len = len;
 	p.msg_len = msg_len;
+	p.dst_off = dst_off;
 	p.user_data = user_data;
 	if (flags & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END)) {
 		p.seq = *seq;
@@ -65,7 +67,7 @@ static int send_ioctl(struct sdr_flow *flow, uint32_t flags, uint32_t mr_id,
 int sdr_flow_send_post(struct sdr_flow *flow, uint64_t off, uint64_t len,
 		       uint32_t imm, uint64_t user_data, uint32_t *seq)
 {
-	return send_ioctl(flow, 0, 0, off, len, 0, imm, user_data, seq);
+	return send_ioctl(flow, 0, 0, off, len, 0, 0, imm, user_data, seq);
 }
 
 int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr,
@@ -73,7 +75,7 @@ int sdr_flow_send_post_ptr(struct sdr_flow *flow, const void *ptr,
 			   uint32_t *seq)
 {
 	return send_ioctl(flow, SDR_SEND_USER_PTR, 0, (uintptr_t)ptr, len, 0,
-			  imm, user_data, seq);
+			  0, imm, user_data, seq);
 }
 
 int sdr_flow_send_post_mr(struct sdr_flow *flow, uint32_t mr_id,
@@ -81,7 +83,18 @@ int sdr_flow_send_post_mr(struct sdr_flow *flow, uint32_t mr_id,
 			  uint64_t user_data, uint32_t *seq)
 {
 	return send_ioctl(flow, SDR_SEND_MR, mr_id, (uintptr_t)addr, len, 0,
-			  imm, user_data, seq);
+			  0, imm, user_data, seq);
+}
+
+int sdr_flow_send_post_at(struct sdr_flow *flow, uint32_t flags,
+			  uint32_t mr_id, uint64_t addr, uint64_t len,
+			  uint32_t dst_off, uint32_t imm, uint64_t user_data,
+			  uint32_t *seq)
+{
+	if (flags & ~(SDR_SEND_USER_PTR | SDR_SEND_MR))
+		return -EINVAL;
+	return send_ioctl(flow, flags, mr_id, addr, len, 0, dst_off, imm,
+			  user_data, seq);
 }
 
 int sdr_send_stream_start(struct sdr_flow *flow, uint64_t msg_len,
@@ -91,7 +104,7 @@ int sdr_send_stream_start(struct sdr_flow *flow, uint64_t msg_len,
 	if (flags & ~SDR_SEND_USER_PTR)
 		return -EINVAL;
 	return send_ioctl(flow, flags | SDR_SEND_STREAM_START, 0, addr, len,
-			  msg_len, imm, user_data, seq);
+			  msg_len, 0, imm, user_data, seq);
 }
 
 int sdr_send_stream_continue(struct sdr_flow *flow, uint32_t seq,
@@ -100,7 +113,7 @@ int sdr_send_stream_continue(struct sdr_flow *flow, uint32_t seq,
 	if (flags & ~SDR_SEND_USER_PTR)
 		return -EINVAL;
 	return send_ioctl(flow, flags | SDR_SEND_STREAM_CONT, 0, addr, len, 0, 0,
-			  0, &seq);
+			  0, 0, &seq);
 }
 
 int sdr_send_stream_end(struct sdr_flow *flow, uint32_t seq,
@@ -109,5 +122,5 @@ int sdr_send_stream_end(struct sdr_flow *flow, uint32_t seq,
 	if (flags & ~SDR_SEND_USER_PTR)
 		return -EINVAL;
 	return send_ioctl(flow, flags | SDR_SEND_STREAM_END, 0, addr, len, 0, 0,
-			  0, &seq);
+			  0, 0, &seq);
 }

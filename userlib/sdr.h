@@ -2,10 +2,11 @@
 /*
  * The SDR SDK's API (SDR-RDMA's sdr.h), implemented by libsdr over sdr.ko:
  * contexts, QPs, registered memory, receives into it whose arrival is a
- * bitmap of chunks, and sends from it.  Not yet here: the streamed sends
- * (sdr_streaming_send_*) and sends at a remote_offset other than 0, which
- * need several messages landing in one receive.  A program written for the SDK
- * includes <sdr.h> and <sdr_mr.h>, links -lsdr, and builds unchanged.
+ * bitmap of chunks, and sends from it, at a remote offset of the
+ * receive's buffer if they like.  Not yet here: the streamed sends
+ * (sdr_streaming_send_*), whose parts land in one receive at offsets
+ * chosen part by part.  A program written for the SDK includes <sdr.h> and
+ * <sdr_mr.h>, links -lsdr, and builds unchanged.
  *
  * What an SDK QP is here: one sdr flow (libsdr.h) whose receives land in
  * registered memory and whose chunk bitmap the kernel keeps in memory
@@ -41,7 +42,7 @@ enum sdr_errcode {
 	SDR_RETRY = 2
 };
 
-/* Packet size on the wire (sdr needs 256 and up: its header is 64 bytes). */
+/* Packet size on the wire (sdr needs 256 and up: its header is 72 bytes). */
 enum sdr_mtu {
 	SDR_MTU_64,
 	SDR_MTU_128,
@@ -84,14 +85,19 @@ struct sdr_qp_attr {
 	uint32_t rate_limit;
 };
 
-/* A one-shot send: length bytes at local_addr (registered, lkey). */
+/*
+ * A one-shot send: length bytes at local_addr (registered, lkey), landing
+ * remote_offset chunks (of bitmap_chunk_size_log_bytes, the same both ends)
+ * into the receive's buffer: bitmap bits remote_offset on.  A receive too
+ * short for it takes none of it, and the send fails.
+ */
 struct sdr_send_wr {
 	enum sdr_wr_opcode opcode;
 	uint32_t imm_value;	/* SDR_WR_WRITE_WITH_IMM only */
 	uint32_t length;
 	uint32_t lkey;
 	uint64_t local_addr;
-	uint64_t remote_offset;	/* in chunks of the receive buffer: 0 */
+	uint64_t remote_offset;	/* in chunks of the receive buffer */
 };
 
 /* A receive: at most max_length bytes at address (registered, lkey). */

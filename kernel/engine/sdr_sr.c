@@ -1898,6 +1898,7 @@ static void sdr_sr_ctrl_hdr(struct sdr_pkt *hdr, u8 type, u32 aux,
 	hdr->flags = 0;
 	hdr->msg_len = 0;
 	hdr->offset = 0;
+	hdr->land = 0;
 	hdr->ts = ts;
 	hdr->aux = aux;
 	hdr->payload_len = (u16)sdr_ack_body_len(ack);

@@ -25,6 +25,8 @@ SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_hi, 40);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_lo, 44);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, pn_hi, 48);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, pn_lo, 52);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, land, 56);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, reserved, 60);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, tag, SDR_WIRE_TAG_OFF);
 
 /* Names double as sysfs counter file names: keep them stable. */
@@ -88,6 +90,8 @@ void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf)
 	h.token_lo = cpu_to_be32((u32)pkt->token);
 	h.pn_hi = cpu_to_be32((u32)(pkt->pn >> 32));
 	h.pn_lo = cpu_to_be32((u32)pkt->pn);
+	h.land = cpu_to_be32(pkt->land);
+	h.reserved = 0;
 	sdr_wire_put_tag(h.tag, pkt->tag);
 	memcpy(buf, &h, sizeof(h));
 }
@@ -182,6 +186,10 @@ static int sdr_check_data(const struct sdr_pkt *pkt)
 		return -SDR_DROP_LEN;
 	if (pkt->msg_len == 0 || pkt->offset >= pkt->msg_len)
 		return -SDR_DROP_RANGE;
+	/* the message's base (land - offset) and its end within 4 GiB */
+	if (pkt->land < pkt->offset ||
+	    (u64)pkt->land - pkt->offset + pkt->msg_len > U32_MAX)
+		return -SDR_DROP_RANGE;
 	if (parity)
 		return 0;	/* parity may pad past the message end */
 	if (end > pkt->msg_len)
@@ -202,7 +210,8 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 	 * offset: an ACK's (not an ABORT's) or NACK's names a packet that
 	 * came twice; msg_len: an ACK's or NACK's is the receiver's window
 	 */
-	if ((pkt->msg_len && pkt->type != SDR_PKT_ACK &&
+	if (pkt->land ||
+	    (pkt->msg_len && pkt->type != SDR_PKT_ACK &&
 	     pkt->type != SDR_PKT_NACK) ||
 	    (pkt->offset && ((pkt->type != SDR_PKT_ACK &&
 			      pkt->type != SDR_PKT_NACK) ||
@@ -269,6 +278,7 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	pkt.aux = sdr_get_be32(p + 36);
 	pkt.token = (u64)sdr_get_be32(p + 40) << 32 | sdr_get_be32(p + 44);
 	pkt.pn = (u64)sdr_get_be32(p + 48) << 32 | sdr_get_be32(p + 52);
+	pkt.land = sdr_get_be32(p + 56);
 	pkt.tag = sdr_wire_get_tag(p + SDR_WIRE_TAG_OFF);
 
 	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_TYPE_MAX)
@@ -277,6 +287,8 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 		return -SDR_DROP_LEN;
 	if (!pkt.dst_flow || !pkt.src_flow)
 		return -SDR_DROP_FLOW;
+	if (sdr_get_be32(p + 60))
+		return -SDR_DROP_RESERVED;
 
 	if (pkt.type == SDR_PKT_DATA)
 		ret = sdr_check_data(&pkt);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdr wire format: one 64-byte big-endian header in front of every UD
+ * sdr wire format: one 72-byte big-endian header in front of every UD
  * payload, plus the ACK/NACK body.  Documentation/protocol.rst is the
  * normative description; this header and sdr_wire.c implement it.
  */
@@ -10,11 +10,11 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	6
-#define SDR_WIRE_HDR_LEN	64
+#define SDR_WIRE_VERSION	7
+#define SDR_WIRE_HDR_LEN	72
 #define SDR_WIRE_PN_OFF		48
 /* the tag covers the header before it and the payload */
-#define SDR_WIRE_TAG_OFF	56
+#define SDR_WIRE_TAG_OFF	64
 #define SDR_WIRE_TAG_LEN	8
 
 /* packet types */
@@ -107,8 +107,19 @@ struct sdr_wire_hdr {
 	__be32	token_lo;	/* 44: ... from its endpoint (connect) */
 	__be32	pn_hi;		/* 48: the sender's packet number (auth) ... */
 	__be32	pn_lo;		/* 52: ... its nonce and replay-window index */
-	u8	tag[SDR_WIRE_TAG_LEN];	/* 56: MAC of bytes 0..55 and payload */
+	__be32	land;		/* 56: DATA: where the payload lands (below) */
+	__be32	reserved;	/* 60: 0 */
+	u8	tag[SDR_WIRE_TAG_LEN];	/* 64: MAC of bytes 0..63 and payload */
 };
+
+/*
+ * land of DATA: the offset in the receiver's buffer (the receive the
+ * message matched) where the packet's payload lands: the message's base
+ * plus offset.  A message lands whole at one base, chosen by its sender
+ * (0 unless it asked for another), so land - offset is the same in every
+ * packet of a message; a parity packet's is its submessage's first data
+ * packet's.  Control packets carry 0.
+ */
 
 /* Decoded header, host byte order. */
 struct sdr_pkt {
@@ -124,6 +135,7 @@ struct sdr_pkt {
 	u32	imm;
 	u32	ts;
 	u32	aux;
+	u32	land;		/* DATA: base of the message + offset */
 	u64	token;		/* the receiving flow's, see sdr_wire_hdr */
 	u64	pn;		/* packet number: 0 on unauthenticated flows */
 	u64	tag;		/* the tag bytes, big-endian */

@@ -202,6 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				p.src_flow = 1;
 				p.msg_len = msg_len;
 				p.offset = d.offset;
+				p.land = d.offset;
 				p.ts = d.ts;
 				p.policy = policy;
 				p.aux = d.aux;
@@ -246,6 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p.payload_len = (uint16_t)take(&in, 2);
 			p.msg_len = take(&in, 1) & 1 ? msg_len : take(&in, 4);
 			p.offset = take(&in, 4) % (msg_len + 1);
+			p.land = take(&in, 1) & 1 ? p.offset : take(&in, 4);
 			p.ts = take(&in, 4);
 			p.dst_flow = 2;
 			p.src_flow = 1;

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 	memset(buf + SDR_WIRE_HDR_LEN, 0xab, 64);
 	put(dir, "data_first", buf, SDR_WIRE_HDR_LEN + 64);
 	p.offset = 64;
+	p.land = 64;
 	p.payload_len = 36;
 	p.flags = SDR_PKT_F_LAST | SDR_PKT_F_RETX | SDR_PKT_F_ACKREQ;
 	sdr_wire_encode(&p, buf);
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
 	p.flags = SDR_PKT_F_PARITY;
 	p.policy = SDR_WIRE_POLICY_EC;
 	p.offset = 0;
+	p.land = 0;
 	p.payload_len = 128;
 	p.aux = 0x10002;
 	sdr_wire_encode(&p, buf);

@@ -171,6 +171,7 @@ static u64 mini_msg(struct mini *m, u32 seq)
 			e->p.msg_seq = seq;
 			e->p.msg_len = NPKTS * PAY;
 			e->p.offset = d.offset;
+			e->p.land = d.offset;
 			e->p.ts = d.ts;
 			e->p.aux = d.aux;
 		}

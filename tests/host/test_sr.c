@@ -356,6 +356,7 @@ static void tx_pump(struct world *w)
 				.flags = d.flags, .payload_len = (u16)d.len,
 				.dst_flow = FLOW_RX, .src_flow = FLOW_TX,
 				.msg_seq = k, .msg_len = m->len, .offset = d.offset,
+				.land = d.offset,
 				.imm = k ^ 0xabcd, .ts = d.ts, .aux = d.aux,
 			};
 			u8 *buf = malloc(SDR_WIRE_HDR_LEN + d.len);
@@ -1479,6 +1480,7 @@ static struct sdr_pkt dup_data(const struct sdr_sr_tx *m,
 		.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
 		.flags = d->flags, .payload_len = (u16)d->len,
 		.msg_seq = m->seq, .msg_len = m->msg_len, .offset = d->offset,
+		.land = d->offset,
 		.ts = d->ts,
 	};
 

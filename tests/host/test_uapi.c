@@ -147,7 +147,7 @@ static void test_uapi_group_layout(void)
  */
 static void test_uapi_mr_layout(void)
 {
-	CHECK_EQ(SDR_ABI_VERSION, 6);
+	CHECK_EQ(SDR_ABI_VERSION, 7);
 	CHECK_EQ(SDR_IOC_MR_REG, _IO(SDR_IOC_MAGIC, 0x0c));
 	CHECK_EQ(SDR_IOC_MR_DEREG, _IO(SDR_IOC_MAGIC, 0x0d));
 	CHECK_EQ(SDR_FEATURE_MR, 1ULL << 4);

@@ -11,6 +11,7 @@ static struct sdr_pkt data_pkt(u32 msg_len, u32 offset, u16 len)
 		.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
 		.payload_len = len, .dst_flow = 7, .src_flow = 9,
 		.msg_seq = 0xdeadbeef, .msg_len = msg_len, .offset = offset,
+		.land = offset,
 		.imm = 0x01020304, .ts = 0xfffffff0, .aux = 0,
 		.token = 0x1122334455667788ULL,
 	};
@@ -27,7 +28,8 @@ static bool pkt_eq(const struct sdr_pkt *a, const struct sdr_pkt *b)
 	       a->dst_flow == b->dst_flow && a->src_flow == b->src_flow &&
 	       a->msg_seq == b->msg_seq && a->msg_len == b->msg_len &&
 	       a->offset == b->offset && a->imm == b->imm &&
-	       a->ts == b->ts && a->aux == b->aux && a->token == b->token &&
+	       a->ts == b->ts && a->aux == b->aux && a->land == b->land &&
+	       a->token == b->token &&
 	       a->pn == b->pn && a->tag == b->tag;
 }
 
@@ -49,19 +51,21 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 6, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 7, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
 		0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0,
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
 		0x80, 0, 0, 0, 0, 0, 0, 0x2a,
+		0, 0x04, 0, 0, 0, 0, 0, 0,
 		0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8,
 	};
 
 	p.pn = 0x800000000000002aULL;
 	p.tag = 0xa1a2a3a4a5a6a7a8ULL;
-	CHECK_EQ(sizeof(struct sdr_wire_hdr), 64);
+	p.land = 0x40000;	/* the message lands 256 KiB in */
+	CHECK_EQ(sizeof(struct sdr_wire_hdr), 72);
 	CHECK_EQ(SDR_WIRE_TAG_OFF + SDR_WIRE_TAG_LEN, SDR_WIRE_HDR_LEN);
 	sdr_wire_encode(&p, buf);
 	CHECK(!memcmp(buf, want, sizeof(want)));
@@ -87,6 +91,13 @@ static void test_wire_roundtrip(void)
 	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 4096), 0);
 	p = data_pkt(U32_MAX, 0, 65535);
 	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 65535), 0);
+	/* a message landing elsewhere than its receive's start */
+	p = data_pkt(8192, 4096, 4096);
+	p.land = 4096 + (1U << 20);
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 4096), 0);
+	p = data_pkt(8192, 4096, 4096);
+	p.land = U32_MAX - 4096;	/* its last byte at 4 GiB - 2 */
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 4096), 0);
 	/* trailing bytes past payload_len are tolerated */
 	p = data_pkt(10, 0, 10);
 	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 100), 0);
@@ -200,6 +211,9 @@ static int mutate(const struct sdr_pkt *p, u32 buflen, int field, u32 v)
 	switch (field) {
 	case 0: buf[0] = (u8)v; break;		/* magic */
 	case 2: buf[2] = (u8)v; break;		/* version */
+	case 60: case 61: case 62: case 63:	/* reserved */
+		buf[field] = (u8)v;
+		break;
 	default: break;
 	}
 	return sdr_wire_decode(buf, buflen, &q);
@@ -223,7 +237,12 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 3), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 4), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 5), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 7), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 6), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 8), -SDR_DROP_VERSION);
+	/* the reserved word, each byte */
+	for (i = 60; i < 64; i++)
+		CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, (int)i, 1),
+			 -SDR_DROP_RESERVED);
 	/* LEN: payload longer than the buffer */
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 99, -1, 0), -SDR_DROP_LEN);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, -1, 0), 0);
@@ -254,6 +273,14 @@ static void test_wire_reject(void)
 	REJECT(p.offset = 1, SDR_DROP_RANGE);	/* 1 + 100 > 100 */
 	REJECT(p.msg_len = 200, SDR_DROP_FLAGS); /* LAST not at the end */
 	REJECT(p = data_pkt(U32_MAX, U32_MAX - 10, 100), SDR_DROP_RANGE);
+	/* land: below the packet's offset, or the message past 4 GiB */
+	REJECT(p = data_pkt(200, 100, 100); p.land = 99, SDR_DROP_RANGE);
+	REJECT(p = data_pkt(200, 100, 100); p.land = U32_MAX - 99,
+	       SDR_DROP_RANGE);
+	REJECT(p = data_pkt(200, 100, 100); p.land = U32_MAX - 100, 0);
+	/* control packets land nowhere */
+	REJECT(p.type = SDR_PKT_RNR; p.flags = 0; p.msg_len = 0; p.imm = 0;
+	       p.payload_len = 0; p.land = 1, SDR_DROP_RESERVED);
 	/* control packets */
 	REJECT(p.type = SDR_PKT_RNR, SDR_DROP_FLAGS);
 	REJECT(p.type = SDR_PKT_RNR; p.flags = 0, SDR_DROP_RESERVED);
@@ -408,6 +435,9 @@ static void test_wire_random(void)
 		buf[4] %= 4;
 		buf[5] &= 0x0f;
 		buf[6] = 0;
+		memset(buf + 60, 0, 4);	/* reserved */
+		if (i % 2)
+			memset(buf + 56, 0, 4);	/* land: controls need 0 */
 		if (!sdr_wire_decode(buf, sizeof(buf), &p)) {
 			accepted++;
 			sdr_wire_encode(&p, out);

@@ -996,6 +996,7 @@ static size_t forge_data(struct rogue *r, struct sdr_pkt *p, uint8_t *buf,
 		p->flags |= SDR_PKT_F_RETX;
 	p->imm = (uint32_t)rnd(r);
 	p->ts = (uint32_t)rnd(r);
+	p->land = p->offset;	/* a message landing at its receive's start */
 	if (p->policy == SDR_WIRE_POLICY_EC) {
 		p->aux = r->aux ? r->aux : SDR_EC_AUX(32, 8, 0);
 		if (rnd_below(r, 4) == 0 && !(p->flags & SDR_PKT_F_LAST)) {
@@ -1003,6 +1004,7 @@ static size_t forge_data(struct rogue *r, struct sdr_pkt *p, uint8_t *buf,
 
 			p->flags |= SDR_PKT_F_PARITY;
 			p->offset -= p->offset % (k * pay);
+			p->land = p->offset;
 			p->payload_len = (uint16_t)pay;
 			p->aux |= rnd_below(r, SDR_EC_AUX_M(p->aux) + 1);
 		}
@@ -1084,11 +1086,18 @@ static size_t forge_malformed(struct rogue *r, struct sdr_pkt *p, uint8_t *buf)
 	case 6:
 		put_be32(buf + (rnd_below(r, 2) ? 8 : 12), 0);		/* flow 0 */
 		break;
-	case 7:		/* DATA past its message, or reserved fields set */
-		if (p->type == SDR_PKT_DATA)
+	case 7:		/* DATA past its message or landing below its start,
+			   or reserved fields set */
+		if (p->type == SDR_PKT_DATA && rnd_below(r, 2))
 			put_be32(buf + 24, p->msg_len + rnd_below(r, 1 << 20));
+		else if (p->type == SDR_PKT_DATA && p->offset)
+			put_be32(buf + 56, rnd_below(r, p->offset));
+		else if (p->type == SDR_PKT_DATA)
+			put_be32(buf + 60, 1 + rnd_below(r, 1000));
 		else
-			put_be32(buf + 20 + 4 * rnd_below(r, 3), 1 + rnd_below(r, 1000));
+			put_be32(buf + (rnd_below(r, 2) ? 20 + 4 * rnd_below(r, 3) :
+					56 + 4 * rnd_below(r, 2)),
+				 1 + rnd_below(r, 1000));
 		break;
 	case 8:		/* a body the ACK parser refuses */
 		len = forge_ack(r, p, buf, SDR_PKT_ACK, 0, 100, 64, true);

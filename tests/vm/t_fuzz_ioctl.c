@@ -1596,7 +1596,8 @@ static const char *state_bad(const struct sdr_recv_state *st)
 		return "flags";
 	if (st->status > SDR_STATUS_TOOBIG)
 		return "status";
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < (int)(sizeof(st->__reserved) /
+			      sizeof(st->__reserved[0])); i++)
 		if (st->__reserved[i])
 			return "__reserved";
 	return NULL;

@@ -1330,14 +1330,35 @@ TEST_F(env, send_errors)
 	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, p, 0, &seq), ESTALE);
 
 	/*
-	 * EAGAIN: NMSGS open streams hold every send, once the one above is
-	 * done: it went out once the peer posted its receive (NONE waits for
-	 * receive credit).
+	 * Where a message lands (dst_off): on the chunk grid, ending within
+	 * max_msg_size, said by the first post of a message only.
+	 */
+	EXPECT_ERRNO(raw_send_at(self->fa, a.flow_id, 0, 0, a.chunk_size / 2, 0, 10, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_at(self->fa, a.flow_id, 0, 0, 1, 0, 10, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_at(self->fa, a.flow_id, 0, 0, a.chunk_size, 0,
+				 MSG - a.chunk_size + 1, 0, NULL), EINVAL);
+	EXPECT_ERRNO(raw_send_at(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0,
+				 a.chunk_size, 0, 0, MSG - a.chunk_size + 1, &seq), EINVAL);
+	/* 1000 bytes a chunk in: ready by a CONT, closed by an END */
+	ASSERT_ERRNO(raw_send_at(self->fa, a.flow_id, SDR_SEND_STREAM_START, 0,
+				 a.chunk_size, 0, 0, 1000, &seq), 0);
+	EXPECT_ERRNO(raw_send_at(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0,
+				 a.chunk_size, 0, 1000, 0, &seq), EINVAL);
+	ASSERT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_CONT, 0, 1000, 0, &seq), 0);
+	EXPECT_ERRNO(raw_send_at(self->fa, a.flow_id, SDR_SEND_STREAM_END, 0,
+				 a.chunk_size, 1000, 0, 0, &seq), EINVAL);
+	EXPECT_ERRNO(raw_send_post(self->fa, a.flow_id, SDR_SEND_STREAM_END, 1000, 0, 0, &seq), 0);
+
+	/*
+	 * EAGAIN: NMSGS open streams hold every send, once the two above are
+	 * done: they went out once the peer posted their receives (NONE waits
+	 * for receive credit).
 	 */
 	{
 		struct sdr_recv_post rp;
 		struct sdr_flow_info fi;
 
+		ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0, &rp), 0);
 		ASSERT_ERRNO(raw_recv_post(self->fb, b.flow_id, 0, &rp), 0);
 		ASSERT_TRUE(WAIT_UNTIL(!raw_info(self->fa, a.flow_id, &fi) &&
 				       fi.sends_inflight == 0, WAIT_HANG_MS));

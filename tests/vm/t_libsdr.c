@@ -3,8 +3,8 @@
  * t_libsdr: the library's own promises - the error convention (negative
  * errno / NULL + errno), opening by name, GID or IPv4 address, the
  * "retry" answers before a message starts, stale handles, waiting,
- * completion routing between sdr_flow_send_poll and sdr_poll_cq, flushes on
- * destroy, the TCP blob exchange, groups, sdr_query and the policy
+ * completion routing between sdr_flow_send_poll and sdr_poll_cq, a send
+ * landing at an offset of its receive, flushes on destroy, the TCP blob exchange, groups, sdr_query and the policy
  * names.
  */
 #include <arpa/inet.h>
@@ -186,6 +186,62 @@ TEST_F(lib, before_start_retry_and_stale_handles)
 	EXPECT_EQ(sdr_recv_release(h), -ESTALE);
 	EXPECT_EQ(sdr_recv_imm(h, &imm, &len), -ESTALE);
 	EXPECT_EQ(sdr_recv_poll(h, &status), -ESTALE);
+}
+
+/*
+ * sdr_flow_send_post_at: a message sent two chunks into the receive lands
+ * there (sdr_recv_data() is its first byte, dst_off in the slot state);
+ * the chunk bitmap has the message's chunks from bit 2 on and bits 0 and
+ * 1 clear, and sdr_recv_chunk_done() counts from the message's first
+ * chunk.  An offset off the chunk grid, one that ends the message past
+ * max_msg_size, and a flag it does not take are -EINVAL.
+ */
+TEST_F(lib, send_at_an_offset_lands_there)
+{
+	uint32_t cs = self->p.chunk_size, len = MSG - 2 * cs - 1000;
+	uint32_t chunks, k, status;
+	struct sdr_completion c;
+	struct sdr_recv *h;
+	const uint64_t *bm;
+	const uint8_t *slot;
+	int64_t end;
+	int got = 0;
+
+	pattern_fill(sdr_send_slot(self->fs, 0), 9, 0, len);
+	EXPECT_EQ(sdr_flow_send_post_at(self->fs, 0, 0, 0, len, cs + 1, 0, 0,
+					NULL), -EINVAL);
+	EXPECT_EQ(sdr_flow_send_post_at(self->fs, 0, 0, 0, len, 3 * cs, 0, 0,
+					NULL), -EINVAL);
+	EXPECT_EQ(sdr_flow_send_post_at(self->fs, SDR_SEND_STREAM_START, 0, 0,
+					len, 0, 0, 0, NULL), -EINVAL);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 3, &h), 0);
+	slot = sdr_recv_data(h);
+	ASSERT_TRUE(slot);
+	ASSERT_EQ(sdr_flow_send_post_at(self->fs, 0, 0, 0, len, 2 * cs, 0x77,
+					5, NULL), 0);
+	end = now_us() + WAIT_HANG_MS * 1000LL;
+	while (!got && now_us() < end) {
+		got = sdr_poll_cq(self->cr, &c, 1);
+		if (!got)
+			sdr_wait(self->cr, 100);
+	}
+	ASSERT_EQ(got, 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.len, len);
+	EXPECT_EQ(c.imm, 0x77);
+	ASSERT_EQ(sdr_recv_poll(h, &status), 0);
+	EXPECT_EQ(status, SDR_STATUS_OK);
+	EXPECT_EQ(sdr_recv_state(h)->dst_off, 2 * cs);
+	EXPECT_TRUE((const uint8_t *)sdr_recv_data(h) == slot + 2 * cs);
+	EXPECT_EQ(pattern_check(sdr_recv_data(h), 9, 0, len), -1);
+	ASSERT_EQ(sdr_recv_bitmap(h, &bm, &chunks), 0);
+	EXPECT_EQ(chunks, (len + cs - 1) / cs);
+	EXPECT_EQ(bm[0] & 3, 0);
+	for (k = 0; k < chunks; k++) {
+		EXPECT_EQ((bm[(k + 2) / 64] >> ((k + 2) % 64)) & 1, 1);
+		EXPECT_EQ(sdr_recv_chunk_done(h, k), 1);
+	}
+	EXPECT_EQ(sdr_recv_release(h), 0);
 }
 
 /* sdr_flow_send_poll takes only its flow's sends; sdr_poll_cq gets the rest once. */

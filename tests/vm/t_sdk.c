@@ -9,8 +9,9 @@
  * yet, a send not completed), every bad call SDR_ERROR with its errno;
  * registrations: unaligned ranges work, too large ones are refused, a
  * registration in use cannot go, and a process that exits holding pinned
- * memory gives it all back.  sdrx_* extensions: the QP's flow carries the
- * policy and in-flight bound asked for.
+ * memory gives it all back.  Sends at a remote offset land there, and
+ * only there.  sdrx_* extensions: the QP's flow carries the policy and
+ * in-flight bound asked for.
  */
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -311,6 +312,139 @@ TEST_F(sdk, longer_than_the_receive_fails_the_send)
 	free(sbuf);
 }
 
+/* Wait until chunk bits [from, to) are set; 0 on success. */
+static int bits_wait(struct sdr_recv_handle *h, uint32_t from, uint32_t to)
+{
+	int64_t end = now_us() + 20000000;
+	uint8_t *bits;
+	size_t nb;
+	uint32_t c;
+
+	do {
+		if (sdr_recv_bitmap_get(h, &bits, &nb) != SDR_SUCCESS ||
+		    nb < (to + 7) / 8)
+			return -1;
+		for (c = from; c < to; c++)
+			if (!(__atomic_load_n(&bits[c / 8], __ATOMIC_ACQUIRE) &
+			      (1U << (c % 8))))
+				break;
+		if (c == to)
+			return 0;
+		usleep(100);
+	} while (now_us() < end);
+	return -1;
+}
+
+/*
+ * Remote offsets: 100,000 bytes sent 3 chunks (192 KiB) into a 1 MiB
+ * receive land exactly there, every other byte of the buffer untouched;
+ * the bitmap has bits 3 and 4 (the chunks the bytes cover) and no other;
+ * expansion: chunk 3 whole, chunk 4 up to the message's end (9 of 16 MTU
+ * pieces), chunk 2 nothing.  Two messages into one QP's next two
+ * receives at offsets 0 and 5 chunks land each in its own.  The same
+ * 100,000 bytes at 3 chunks into a 256 KiB receive do not fit: the send
+ * fails, nothing lands.
+ */
+TEST_F(sdk, remote_offsets_land_in_place)
+{
+	const uint32_t len = 100000, maxlen = MIB, at = 3 * 65536;
+	uint8_t *rbuf = malloc(3 * (size_t)maxlen), *sbuf = malloc(2 * len);
+	struct sdr_send_status st = { 0 };
+	struct sdr_recv_handle *rh, *rh2;
+	struct sdr_send_handle *sh, *sh2;
+	struct sdr_mr *rmr, *smr;
+	uint32_t rkey, skey, imm = 0, c;
+	uint64_t exp[1];
+	uint8_t *bits;
+	size_t nb;
+
+	ASSERT_TRUE(rbuf && sbuf);
+	memset(rbuf, 0xa5, 3 * (size_t)maxlen);
+	pattern_fill(sbuf, 11, 0, 2 * len);
+	rmr = sdr_mr_reg(self->cr, rbuf, 3 * (size_t)maxlen,
+			 SDR_ACCESS_REMOTE_WRITE);
+	smr = sdr_mr_reg(self->cs, sbuf, 2 * len, SDR_ACCESS_REMOTE_WRITE);
+	ASSERT_TRUE(rmr && smr);
+	ASSERT_EQ(sdr_mr_lkey_get(rmr, &rkey), SDR_SUCCESS);
+	ASSERT_EQ(sdr_mr_lkey_get(smr, &skey), SDR_SUCCESS);
+
+	struct sdr_recv_wr rw = { .max_length = maxlen, .lkey = rkey,
+				  .address = (uintptr_t)rbuf };
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh), SDR_SUCCESS);
+	struct sdr_send_wr sw = { .opcode = SDR_WR_WRITE_WITH_IMM,
+				  .imm_value = 0xab, .length = len,
+				  .lkey = skey, .local_addr = (uintptr_t)sbuf,
+				  .remote_offset = 3 };
+	ASSERT_EQ(sdr_send_post(self->qs, &sw, &sh), SDR_SUCCESS);
+	ASSERT_EQ(bits_wait(rh, 3, 5), 0);
+	EXPECT_EQ(send_wait(sh, &st), SDR_SUCCESS);
+	ASSERT_EQ(sdr_recv_imm_get(rh, &imm), SDR_SUCCESS);
+	EXPECT_EQ(imm, 0xab);
+	ASSERT_EQ(sdr_recv_bitmap_get(rh, &bits, &nb), SDR_SUCCESS);
+	ASSERT_EQ(nb, 2);	/* 16 chunks of 64 KiB */
+	EXPECT_EQ(bits[0], 0x18);	/* chunks 3 and 4 */
+	EXPECT_EQ(bits[1], 0);
+	EXPECT_EQ(memcmp(rbuf + at, sbuf, len), 0);
+	EXPECT_EQ(first_not(rbuf, 0xa5, at), -1);
+	EXPECT_EQ(first_not(rbuf + at + len, 0xa5, maxlen - at - len), -1);
+	ASSERT_EQ(sdr_recv_bitmap_chunk_expand(rh, 3, exp), SDR_SUCCESS);
+	EXPECT_EQ(exp[0], 0xffff);
+	ASSERT_EQ(sdr_recv_bitmap_chunk_expand(rh, 4, exp), SDR_SUCCESS);
+	EXPECT_EQ(exp[0], 0x1ff);
+	ASSERT_EQ(sdr_recv_bitmap_chunk_expand(rh, 2, exp), SDR_SUCCESS);
+	EXPECT_EQ(exp[0], 0);
+	ASSERT_EQ(sdr_recv_complete(rh), SDR_SUCCESS);
+
+	/* two receives, two messages: offsets 0 and 5 chunks */
+	memset(rbuf, 0xa5, 3 * (size_t)maxlen);
+	rw.address = (uintptr_t)(rbuf + maxlen);
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh), SDR_SUCCESS);
+	rw.address = (uintptr_t)(rbuf + 2 * (size_t)maxlen);
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh2), SDR_SUCCESS);
+	sw.remote_offset = 0;
+	ASSERT_EQ(sdr_send_post(self->qs, &sw, &sh), SDR_SUCCESS);
+	sw.remote_offset = 5;
+	sw.local_addr = (uintptr_t)(sbuf + len);
+	ASSERT_EQ(sdr_send_post(self->qs, &sw, &sh2), SDR_SUCCESS);
+	ASSERT_EQ(bits_wait(rh, 0, 2), 0);
+	ASSERT_EQ(bits_wait(rh2, 5, 7), 0);
+	EXPECT_EQ(send_wait(sh, NULL), SDR_SUCCESS);
+	EXPECT_EQ(send_wait(sh2, NULL), SDR_SUCCESS);
+	EXPECT_EQ(memcmp(rbuf + maxlen, sbuf, len), 0);
+	EXPECT_EQ(first_not(rbuf + maxlen + len, 0xa5, maxlen - len), -1);
+	EXPECT_EQ(memcmp(rbuf + 2 * (size_t)maxlen + 5 * 65536, sbuf + len,
+			 len), 0);
+	EXPECT_EQ(first_not(rbuf + 2 * (size_t)maxlen, 0xa5, 5 * 65536), -1);
+	EXPECT_EQ(first_not(rbuf + 2 * (size_t)maxlen + 5 * 65536 + len, 0xa5,
+			    maxlen - 5 * 65536 - len), -1);
+	ASSERT_EQ(sdr_recv_bitmap_get(rh2, &bits, &nb), SDR_SUCCESS);
+	EXPECT_EQ(bits[0], 0x60);	/* chunks 5 and 6 */
+	EXPECT_EQ(bits[1], 0);
+	ASSERT_EQ(sdr_recv_complete(rh), SDR_SUCCESS);
+	ASSERT_EQ(sdr_recv_complete(rh2), SDR_SUCCESS);
+
+	/* it does not fit a 256 KiB receive at 192 KiB */
+	memset(rbuf, 0xa5, 3 * (size_t)maxlen);
+	rw.address = (uintptr_t)rbuf;
+	rw.max_length = 4 * 65536;
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh), SDR_SUCCESS);
+	sw.remote_offset = 3;
+	sw.local_addr = (uintptr_t)sbuf;
+	ASSERT_EQ(sdr_send_post(self->qs, &sw, &sh), SDR_SUCCESS);
+	EXPECT_EQ(send_wait(sh, &st), SDR_ERROR);
+	EXPECT_EQ(errno, EIO);
+	EXPECT_EQ(st.flags, SDR_SEND_FAILED);
+	EXPECT_EQ(first_not(rbuf, 0xa5, 3 * (size_t)maxlen), -1);
+	ASSERT_EQ(sdr_recv_bitmap_get(rh, &bits, &nb), SDR_SUCCESS);
+	for (c = 0; c < nb; c++)
+		EXPECT_EQ(bits[c], 0);
+	ASSERT_EQ(sdr_recv_complete(rh), SDR_SUCCESS);
+	EXPECT_EQ(sdr_mr_dereg(rmr), SDR_SUCCESS);
+	EXPECT_EQ(sdr_mr_dereg(smr), SDR_SUCCESS);
+	free(rbuf);
+	free(sbuf);
+}
+
 /* Every bad call: SDR_ERROR (or NULL) and its errno. */
 TEST_F(sdk, errors)
 {
@@ -362,11 +496,15 @@ TEST_F(sdk, errors)
 	rw.max_length = 0;
 	EXPECT_EQ(sdr_recv_post(self->qs, &rw, &rh), SDR_ERROR);
 	EXPECT_EQ(errno, EINVAL);
+	/* a remote offset that ends the message past the QP's 4 MiB */
 	struct sdr_send_wr sw = { .opcode = SDR_WR_WRITE, .length = 100,
 				  .lkey = key, .local_addr = (uintptr_t)buf,
-				  .remote_offset = 1 };
+				  .remote_offset = 64 };
 	EXPECT_EQ(sdr_send_post(self->qs, &sw, &sh), SDR_ERROR);
-	EXPECT_EQ(errno, EOPNOTSUPP);
+	EXPECT_EQ(errno, EINVAL);
+	sw.remote_offset = 1ULL << 40;
+	EXPECT_EQ(sdr_send_post(self->qs, &sw, &sh), SDR_ERROR);
+	EXPECT_EQ(errno, EINVAL);
 	sw.remote_offset = 0;
 	sw.opcode = (enum sdr_wr_opcode)7;
 	EXPECT_EQ(sdr_send_post(self->qs, &sw, &sh), SDR_ERROR);

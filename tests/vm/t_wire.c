@@ -166,10 +166,17 @@ static int wire_send(struct raw *r, uint32_t len, uint32_t qkey)
 	return n == 1 && wc.status == IBV_WC_SUCCESS ? 0 : -1;
 }
 
-/* Build a DATA packet of the forged peer into r->buf; returns its length. */
+/*
+ * Build a DATA packet of the forged peer into r->buf; returns its length.
+ * @tmpl's land is where its message lands (its base, 0 for most): the
+ * packet says base + offset.
+ */
 static uint32_t data_pkt(struct raw *r, const struct sdr_pkt *tmpl, uint32_t msg)
 {
-	sdr_wire_encode(tmpl, r->buf);
+	struct sdr_pkt p = *tmpl;
+
+	p.land = tmpl->land + tmpl->offset;
+	sdr_wire_encode(&p, r->buf);
 	pattern_fill(r->buf + SDR_WIRE_HDR_LEN, msg, tmpl->offset, tmpl->payload_len);
 	return SDR_WIRE_HDR_LEN + tmpl->payload_len;
 }
@@ -376,6 +383,19 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_msglen", ml + 1), ml + 1);
 
+	p = self->base;			/* landing off the chunk grid */
+	p.land = self->props.chunk_size / 2;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 3), geo + 3);
+
+	p = self->base;			/* landing so far it ends past the slot */
+	p.land = (self->props.max_msg_size - p.msg_len) /
+		 self->props.chunk_size * self->props.chunk_size +
+		 self->props.chunk_size;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 2), ml + 2);
+	ml++;
+
 	/* Packet 0 lands; a copy of it is a duplicate. */
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
 	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
@@ -386,6 +406,12 @@ TEST_F(wire, range_stale_dup_and_valid_delivery)
 	p.msg_len = 4 * pay;
 	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_msglen", ml + 2), ml + 2);
+
+	p = self->base;			/* where it lands changes mid-message */
+	p.offset = pay;
+	p.land = self->props.chunk_size;
+	ASSERT_EQ(wire_send(r, data_pkt(r, &p, 0), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 3), ml + 3);
 
 	/* The rest of the message, last packet flagged. */
 	for (i = 1; i < 3; i++) {

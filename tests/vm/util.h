@@ -304,10 +304,13 @@ static inline int raw_recv_complete(int fd, uint32_t flow_id, uint32_t slot,
 	return ioctl(fd, SDR_IOC_RECV_COMPLETE, &c);
 }
 
-/* A send post naming @group (SDR_SEND_GROUP in @flags, or not). */
-static inline int raw_send_group(int fd, uint32_t flow_id, uint32_t flags,
-				 uint32_t group, uint64_t addr, uint64_t len,
-				 uint64_t msg_len, uint32_t *seq)
+/*
+ * A send post naming @group (SDR_SEND_GROUP in @flags, or not), landing
+ * @dst_off into the peer's receive.
+ */
+static inline int raw_send_at(int fd, uint32_t flow_id, uint32_t flags,
+			      uint32_t group, uint32_t dst_off, uint64_t addr,
+			      uint64_t len, uint64_t msg_len, uint32_t *seq)
 {
 	struct sdr_send_post p;
 	int ret;
@@ -321,12 +324,21 @@ static inline int raw_send_group(int fd, uint32_t flow_id, uint32_t flags,
 	p.msg_len = msg_len;
 	p.imm = 0x1234;
 	p.group = group;
+	p.dst_off = dst_off;
 	if (seq)
 		p.seq = *seq;
 	ret = ioctl(fd, SDR_IOC_SEND_POST, &p);
 	if (!ret && seq)
 		*seq = p.seq;
 	return ret;
+}
+
+static inline int raw_send_group(int fd, uint32_t flow_id, uint32_t flags,
+				 uint32_t group, uint64_t addr, uint64_t len,
+				 uint64_t msg_len, uint32_t *seq)
+{
+	return raw_send_at(fd, flow_id, flags, group, 0, addr, len, msg_len,
+			   seq);
 }
 
 static inline int raw_send_post(int fd, uint32_t flow_id, uint32_t flags,

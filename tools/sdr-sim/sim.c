@@ -492,6 +492,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 					n->p.msg_seq = seq;
 					n->p.msg_len = len;
 					n->p.offset = d.offset;
+					n->p.land = d.offset;
 					n->p.ts = d.ts;
 					n->p.aux = d.aux;
 				}
