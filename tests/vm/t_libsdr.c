@@ -128,14 +128,26 @@ TEST(error_convention)
 	EXPECT_EQ(sdr_close(c), 0);
 }
 
+/* One completion of @ctx within WAIT_HANG_MS: 1, or 0 (a hang). */
+static int poll_one(struct sdr_ctx *ctx, struct sdr_completion *c)
+{
+	int64_t end = now_us() + WAIT_HANG_MS * 1000LL;
+	int got = 0;
+
+	while (!got && now_us() < end) {
+		got = sdr_poll_cq(ctx, c, 1);
+		if (!got)
+			sdr_wait(ctx, 100);
+	}
+	return got;
+}
+
 TEST_F(lib, before_start_retry_and_stale_handles)
 {
 	struct sdr_completion c;
 	struct sdr_recv *h;
 	const uint64_t *bm;
 	uint32_t imm, len, chunks, status;
-	int64_t end;
-	int got = 0;
 
 	ASSERT_EQ(sdr_flow_recv_post(self->fr, 99, &h), 0);
 	EXPECT_EQ(sdr_recv_user_data(h), 99);
@@ -148,13 +160,7 @@ TEST_F(lib, before_start_retry_and_stale_handles)
 
 	pattern_fill(sdr_send_slot(self->fs, 1), 5, 0, MSG);
 	ASSERT_EQ(sdr_flow_send_post(self->fs, self->p.slot_stride, MSG, 0xabcd, 7, NULL), 0);
-	end = now_us() + WAIT_HANG_MS * 1000LL;
-	while (!got && now_us() < end) {
-		got = sdr_poll_cq(self->cr, &c, 1);
-		if (!got)
-			sdr_wait(self->cr, 100);
-	}
-	ASSERT_EQ(got, 1);
+	ASSERT_EQ(poll_one(self->cr, &c), 1);
 	EXPECT_EQ(c.type, SDR_CQE_RECV);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_TRUE(c.flow == self->fr);
@@ -204,8 +210,6 @@ TEST_F(lib, send_at_an_offset_lands_there)
 	struct sdr_recv *h;
 	const uint64_t *bm;
 	const uint8_t *slot;
-	int64_t end;
-	int got = 0;
 
 	pattern_fill(sdr_send_slot(self->fs, 0), 9, 0, len);
 	EXPECT_EQ(sdr_flow_send_post_at(self->fs, 0, 0, 0, len, cs + 1, 0, 0,
@@ -219,13 +223,7 @@ TEST_F(lib, send_at_an_offset_lands_there)
 	ASSERT_TRUE(slot);
 	ASSERT_EQ(sdr_flow_send_post_at(self->fs, 0, 0, 0, len, 2 * cs, 0x77,
 					5, NULL), 0);
-	end = now_us() + WAIT_HANG_MS * 1000LL;
-	while (!got && now_us() < end) {
-		got = sdr_poll_cq(self->cr, &c, 1);
-		if (!got)
-			sdr_wait(self->cr, 100);
-	}
-	ASSERT_EQ(got, 1);
+	ASSERT_EQ(poll_one(self->cr, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(c.len, len);
 	EXPECT_EQ(c.imm, 0x77);

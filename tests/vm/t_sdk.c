@@ -102,8 +102,8 @@ static int send_wait(struct sdr_send_handle *h, struct sdr_send_status *st)
 	return -1;
 }
 
-/* Wait until every chunk bit of [0, chunks) is set; 0 on success. */
-static int bitmap_wait(struct sdr_recv_handle *h, uint32_t chunks)
+/* Wait until chunk bits [from, to) are set; 0 on success. */
+static int bits_wait(struct sdr_recv_handle *h, uint32_t from, uint32_t to)
 {
 	int64_t end = now_us() + 20000000;
 	uint8_t *bits;
@@ -112,17 +112,23 @@ static int bitmap_wait(struct sdr_recv_handle *h, uint32_t chunks)
 
 	do {
 		if (sdr_recv_bitmap_get(h, &bits, &nb) != SDR_SUCCESS ||
-		    nb < (chunks + 7) / 8)
+		    nb < (to + 7) / 8)
 			return -1;
-		for (c = 0; c < chunks; c++)
+		for (c = from; c < to; c++)
 			if (!(__atomic_load_n(&bits[c / 8], __ATOMIC_ACQUIRE) &
 			      (1U << (c % 8))))
 				break;
-		if (c == chunks)
+		if (c == to)
 			return 0;
 		usleep(100);
 	} while (now_us() < end);
 	return -1;
+}
+
+/* Wait until every chunk bit of [0, chunks) is set; 0 on success. */
+static int bitmap_wait(struct sdr_recv_handle *h, uint32_t chunks)
+{
+	return bits_wait(h, 0, chunks);
 }
 
 /*
@@ -310,29 +316,6 @@ TEST_F(sdk, longer_than_the_receive_fails_the_send)
 	EXPECT_EQ(sdr_mr_dereg(smr), SDR_SUCCESS);
 	free(rbuf);
 	free(sbuf);
-}
-
-/* Wait until chunk bits [from, to) are set; 0 on success. */
-static int bits_wait(struct sdr_recv_handle *h, uint32_t from, uint32_t to)
-{
-	int64_t end = now_us() + 20000000;
-	uint8_t *bits;
-	size_t nb;
-	uint32_t c;
-
-	do {
-		if (sdr_recv_bitmap_get(h, &bits, &nb) != SDR_SUCCESS ||
-		    nb < (to + 7) / 8)
-			return -1;
-		for (c = from; c < to; c++)
-			if (!(__atomic_load_n(&bits[c / 8], __ATOMIC_ACQUIRE) &
-			      (1U << (c % 8))))
-				break;
-		if (c == to)
-			return 0;
-		usleep(100);
-	} while (now_us() < end);
-	return -1;
 }
 
 /*
