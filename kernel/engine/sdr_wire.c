@@ -26,7 +26,7 @@ SDR_ASSERT_OFFSET(struct sdr_wire_hdr, token_lo, 44);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, pn_hi, 48);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, pn_lo, 52);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, land, 56);
-SDR_ASSERT_OFFSET(struct sdr_wire_hdr, reserved, 60);
+SDR_ASSERT_OFFSET(struct sdr_wire_hdr, part, 60);
 SDR_ASSERT_OFFSET(struct sdr_wire_hdr, tag, SDR_WIRE_TAG_OFF);
 
 /* Names double as sysfs counter file names: keep them stable. */
@@ -91,7 +91,7 @@ void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf)
 	h.pn_hi = cpu_to_be32((u32)(pkt->pn >> 32));
 	h.pn_lo = cpu_to_be32((u32)pkt->pn);
 	h.land = cpu_to_be32(pkt->land);
-	h.reserved = 0;
+	h.part = cpu_to_be32(pkt->part);
 	sdr_wire_put_tag(h.tag, pkt->tag);
 	memcpy(buf, &h, sizeof(h));
 }
@@ -173,6 +173,39 @@ u32 sdr_ack_encode(const struct sdr_ack *ack, void *buf)
 	return SDR_ACK_FIXED_LEN + nbytes;
 }
 
+/*
+ * A packet of a streamed message (sdr_wire.h): a data packet lands
+ * within 4 GiB at or past its part's base; the end packet carries no
+ * payload, lands nowhere and counts the bytes of the parts, at most pay
+ * per packet before it (sdr_wire_check_geometry() knows pay), 0 in a
+ * stream that had no part.
+ */
+static int sdr_check_stream(const struct sdr_pkt *pkt)
+{
+	if (pkt->flags & SDR_PKT_F_PARITY)
+		return -SDR_DROP_FLAGS;
+	if (pkt->flags & SDR_PKT_F_LAST) {
+		if (pkt->flags & SDR_PKT_F_PART_END)
+			return -SDR_DROP_FLAGS;
+		if (pkt->payload_len)
+			return -SDR_DROP_LEN;
+		if (pkt->land || pkt->part)
+			return -SDR_DROP_RESERVED;
+		/* no part at all: no bytes, and the end packet is the first */
+		if (pkt->msg_len > pkt->offset || !pkt->msg_len != !pkt->offset)
+			return -SDR_DROP_RANGE;
+		return 0;
+	}
+	if (pkt->payload_len == 0)
+		return -SDR_DROP_LEN;
+	if (pkt->msg_len)
+		return -SDR_DROP_RANGE;
+	if (pkt->land < pkt->part ||
+	    (u64)pkt->land + pkt->payload_len > U32_MAX)
+		return -SDR_DROP_RANGE;
+	return 0;
+}
+
 static int sdr_check_data(const struct sdr_pkt *pkt)
 {
 	bool parity = pkt->flags & SDR_PKT_F_PARITY;
@@ -180,6 +213,12 @@ static int sdr_check_data(const struct sdr_pkt *pkt)
 
 	if (pkt->flags & ~SDR_PKT_F_DATA_MASK)
 		return -SDR_DROP_FLAGS;
+	if (pkt->flags & SDR_PKT_F_STREAM)
+		return sdr_check_stream(pkt);
+	if (pkt->flags & SDR_PKT_F_PART_END)
+		return -SDR_DROP_FLAGS;
+	if (pkt->part)
+		return -SDR_DROP_RESERVED;
 	if (parity && (pkt->flags & SDR_PKT_F_LAST))
 		return -SDR_DROP_FLAGS;
 	if (pkt->payload_len == 0)
@@ -210,7 +249,7 @@ static int sdr_check_control(const struct sdr_pkt *pkt, const u8 *body)
 	 * offset: an ACK's (not an ABORT's) or NACK's names a packet that
 	 * came twice; msg_len: an ACK's or NACK's is the receiver's window
 	 */
-	if (pkt->land ||
+	if (pkt->land || pkt->part ||
 	    (pkt->msg_len && pkt->type != SDR_PKT_ACK &&
 	     pkt->type != SDR_PKT_NACK) ||
 	    (pkt->offset && ((pkt->type != SDR_PKT_ACK &&
@@ -279,6 +318,7 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	pkt.token = (u64)sdr_get_be32(p + 40) << 32 | sdr_get_be32(p + 44);
 	pkt.pn = (u64)sdr_get_be32(p + 48) << 32 | sdr_get_be32(p + 52);
 	pkt.land = sdr_get_be32(p + 56);
+	pkt.part = sdr_get_be32(p + 60);
 	pkt.tag = sdr_wire_get_tag(p + SDR_WIRE_TAG_OFF);
 
 	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_TYPE_MAX)
@@ -287,8 +327,6 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 		return -SDR_DROP_LEN;
 	if (!pkt.dst_flow || !pkt.src_flow)
 		return -SDR_DROP_FLOW;
-	if (sdr_get_be32(p + 60))
-		return -SDR_DROP_RESERVED;
 
 	if (pkt.type == SDR_PKT_DATA)
 		ret = sdr_check_data(&pkt);
@@ -297,6 +335,50 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	if (ret)
 		return ret;
 	*out = pkt;
+	return 0;
+}
+
+/*
+ * The packets a streamed message may have, its end packet included: a
+ * part starts a new packet, so a stream of parts smaller than a packet
+ * has more packets than a message as long; twice as many as a message of
+ * @max_msg bytes, and never more than 2^31.
+ */
+u32 sdr_stream_max_pkts(u32 max_msg, u32 pay)
+{
+	u64 n;
+
+	if (!pay)
+		return 0;
+	n = 2 * ((u64)max_msg / pay + !!(max_msg % pay));
+	return (u32)min_t(u64, n, 1U << 31);
+}
+
+/*
+ * A streamed message's packet: on the packet grid of the message and
+ * of its part, within the stream's packets, pay bytes but at a part's
+ * end, landing within @max_msg; the end packet counts at least a byte
+ * and at most pay per data packet.
+ */
+static int sdr_check_stream_geometry(const struct sdr_pkt *pkt, u32 pay,
+				     u32 max_msg)
+{
+	u32 rem, idx = (u32)div_u64_rem(pkt->offset, pay, &rem);
+
+	if (rem || idx >= sdr_stream_max_pkts(max_msg, pay))
+		return -SDR_DROP_GEOMETRY;
+	if (pkt->flags & SDR_PKT_F_LAST) {
+		if (pkt->msg_len > max_msg || pkt->msg_len < idx ||
+		    pkt->msg_len > pkt->offset)
+			return -SDR_DROP_MSGLEN;
+		return 0;
+	}
+	div_u64_rem(pkt->land - pkt->part, pay, &rem);
+	if (rem || !pkt->payload_len || pkt->payload_len > pay ||
+	    (pkt->payload_len < pay && !(pkt->flags & SDR_PKT_F_PART_END)))
+		return -SDR_DROP_GEOMETRY;
+	if ((u64)pkt->land + pkt->payload_len > max_msg)
+		return -SDR_DROP_MSGLEN;
 	return 0;
 }
 
@@ -312,6 +394,8 @@ int sdr_wire_check_geometry(const struct sdr_pkt *pkt, u32 pay, u32 max_msg)
 
 	if (pkt->type != SDR_PKT_DATA || pay == 0)
 		return -SDR_DROP_GEOMETRY;
+	if (pkt->flags & SDR_PKT_F_STREAM)
+		return sdr_check_stream_geometry(pkt, pay, max_msg);
 	/* sdr_wire_decode() refuses these too; engines may skip it */
 	if (!pkt->msg_len || pkt->offset >= pkt->msg_len)
 		return -SDR_DROP_RANGE;

@@ -10,7 +10,7 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	7
+#define SDR_WIRE_VERSION	8
 #define SDR_WIRE_HDR_LEN	72
 #define SDR_WIRE_PN_OFF		48
 /* the tag covers the header before it and the payload */
@@ -49,7 +49,22 @@ enum sdr_wire_policy {
 #define SDR_PKT_F_RETX		0x02	/* retransmission */
 #define SDR_PKT_F_PARITY	0x04	/* EC parity, aux = submsg/parity index */
 #define SDR_PKT_F_ACKREQ	0x08	/* sender asks for an immediate ACK */
-#define SDR_PKT_F_DATA_MASK	0x0f
+#define SDR_PKT_F_STREAM	0x10	/* of a streamed message (below) */
+#define SDR_PKT_F_PART_END	0x20	/* ends a part of a streamed message */
+#define SDR_PKT_F_DATA_MASK	0x3f
+
+/*
+ * A streamed message (STREAM on every packet) is sent in parts whose
+ * total is known only at its end; each part lands at a base of its own
+ * (on the flow's chunk grid) in the one receive the message matched.
+ * Each part starts a new packet: the n-th packet of the message has
+ * offset n * pay, lands at land (its part's base, in part, plus pay per
+ * packet of the part before it) and carries pay bytes, but a part's last
+ * packet (PART_END) carries what is left, 1 to pay.  msg_len is 0; the
+ * message ends with one packet more, LAST with no payload, whose offset
+ * is N * pay (N: the data packets) and whose msg_len is the bytes of all
+ * parts, N to N * pay (0 when it had no part).  No parity: a stream runs SR or ADAPTIVE.
+ */
 
 /*
  * aux of the DATA packets of an EC message: k data and m parity packets
@@ -108,7 +123,7 @@ struct sdr_wire_hdr {
 	__be32	pn_hi;		/* 48: the sender's packet number (auth) ... */
 	__be32	pn_lo;		/* 52: ... its nonce and replay-window index */
 	__be32	land;		/* 56: DATA: where the payload lands (below) */
-	__be32	reserved;	/* 60: 0 */
+	__be32	part;		/* 60: STREAM DATA: its part's base, else 0 */
 	u8	tag[SDR_WIRE_TAG_LEN];	/* 64: MAC of bytes 0..63 and payload */
 };
 
@@ -136,6 +151,7 @@ struct sdr_pkt {
 	u32	ts;
 	u32	aux;
 	u32	land;		/* DATA: base of the message + offset */
+	u32	part;		/* STREAM DATA: base of its part */
 	u64	token;		/* the receiving flow's, see sdr_wire_hdr */
 	u64	pn;		/* packet number: 0 on unauthenticated flows */
 	u64	tag;		/* the tag bytes, big-endian */
@@ -181,6 +197,7 @@ const char *sdr_drop_reason_name(int reason);
 void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf);
 int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out);
 int sdr_wire_check_geometry(const struct sdr_pkt *pkt, u32 pay, u32 max_msg);
+u32 sdr_stream_max_pkts(u32 max_msg, u32 pay);
 
 /* The tag field's bytes as one number, and back (big-endian). */
 static inline u64 sdr_wire_get_tag(const u8 *p)

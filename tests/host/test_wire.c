@@ -29,6 +29,7 @@ static bool pkt_eq(const struct sdr_pkt *a, const struct sdr_pkt *b)
 	       a->msg_seq == b->msg_seq && a->msg_len == b->msg_len &&
 	       a->offset == b->offset && a->imm == b->imm &&
 	       a->ts == b->ts && a->aux == b->aux && a->land == b->land &&
+	       a->part == b->part &&
 	       a->token == b->token &&
 	       a->pn == b->pn && a->tag == b->tag;
 }
@@ -51,7 +52,7 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 7, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 8, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
@@ -238,8 +239,9 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 4), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 5), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 6), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 8), -SDR_DROP_VERSION);
-	/* the reserved word, each byte */
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 7), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 9), -SDR_DROP_VERSION);
+	/* the part word, each byte: only a streamed message's packet has one */
 	for (i = 60; i < 64; i++)
 		CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, (int)i, 1),
 			 -SDR_DROP_RESERVED);
@@ -263,7 +265,8 @@ static void test_wire_reject(void)
 	CHECK_EQ(q.policy, 255);
 	REJECT(p.dst_flow = 0, SDR_DROP_FLOW);
 	REJECT(p.src_flow = 0, SDR_DROP_FLOW);
-	REJECT(p.flags |= 0x10, SDR_DROP_FLAGS);
+	REJECT(p.flags |= 0x40, SDR_DROP_FLAGS);
+	REJECT(p.flags |= SDR_PKT_F_PART_END, SDR_DROP_FLAGS);
 	REJECT(p.flags |= 0x80, SDR_DROP_FLAGS);
 	REJECT(p.flags = 0, SDR_DROP_FLAGS);	/* missing LAST */
 	REJECT(p.flags |= SDR_PKT_F_PARITY, SDR_DROP_FLAGS); /* LAST|PARITY */
@@ -396,6 +399,143 @@ static void test_wire_geometry(void)
 	CHECK_EQ(sdr_wire_check_geometry(&p, pay, U32_MAX), -SDR_DROP_GEOMETRY);
 }
 
+/* packet @n of a stream whose part at @part lands @len bytes at @land */
+static struct sdr_pkt stream_pkt(u32 n, u32 pay, u32 part, u32 land, u16 len,
+				 bool part_end)
+{
+	struct sdr_pkt p = data_pkt(0, n * pay, len);
+
+	p.flags = SDR_PKT_F_STREAM | (part_end ? SDR_PKT_F_PART_END : 0);
+	p.msg_len = 0;
+	p.part = part;
+	p.land = land;
+	return p;
+}
+
+/* the end packet of a stream of @n data packets and @bytes bytes */
+static struct sdr_pkt stream_end(u32 n, u32 pay, u32 bytes)
+{
+	struct sdr_pkt p = data_pkt(0, n * pay, 0);
+
+	p.flags = SDR_PKT_F_STREAM | SDR_PKT_F_LAST;
+	p.msg_len = bytes;
+	p.land = 0;
+	return p;
+}
+
+/* A streamed message's packets: what the parser and the geometry take. */
+static void test_wire_stream(void)
+{
+	u8 buf[SDR_WIRE_HDR_LEN + 256];
+	const u32 pay = 100, max = 1000;
+	struct sdr_pkt p, q;
+
+#define DEC(pk, want) do {						\
+	sdr_wire_encode(&(pk), buf);					\
+	CHECK_EQ(sdr_wire_decode(buf, SDR_WIRE_HDR_LEN + (pk).payload_len,	\
+				 &q), -(want));				\
+} while (0)
+#define GEO(pk, m, want) \
+	CHECK_EQ(sdr_wire_check_geometry(&(pk), pay, (m)), -(want))
+
+	CHECK_EQ(sdr_stream_max_pkts(max, pay), 20);
+	CHECK_EQ(sdr_stream_max_pkts(max + 1, pay), 22);
+	CHECK_EQ(sdr_stream_max_pkts(U32_MAX, 1), 1U << 31);
+	CHECK_EQ(sdr_stream_max_pkts(max, 0), 0);
+
+	/* a part of 150 bytes at 512: packets 3 and 4 of the message */
+	p = stream_pkt(3, pay, 512, 512, 100, false);
+	DEC(p, 0);
+	CHECK(pkt_eq(&p, &q));
+	GEO(p, max, 0);
+	p = stream_pkt(4, pay, 512, 612, 50, true);
+	DEC(p, 0);
+	CHECK_EQ(q.part, 512);
+	GEO(p, max, 0);
+	/* short but not its part's last; off its part's grid or below it */
+	p = stream_pkt(4, pay, 512, 612, 50, false);
+	DEC(p, 0);
+	GEO(p, max, SDR_DROP_GEOMETRY);
+	p = stream_pkt(4, pay, 512, 613, 50, true);
+	GEO(p, max, SDR_DROP_GEOMETRY);
+	p = stream_pkt(4, pay, 512, 511, 50, true);
+	DEC(p, SDR_DROP_RANGE);
+	/* off the message's packet grid, past the stream's packets */
+	p = stream_pkt(4, pay, 512, 612, 50, true);
+	p.offset++;
+	GEO(p, max, SDR_DROP_GEOMETRY);
+	p = stream_pkt(19, pay, 0, 0, 100, false);
+	GEO(p, max, 0);
+	p = stream_pkt(20, pay, 0, 0, 100, false);
+	GEO(p, max, SDR_DROP_GEOMETRY);
+	/* landing past the largest message, or past 4 GiB */
+	p = stream_pkt(1, pay, 900, 900, 100, true);
+	GEO(p, max, 0);
+	p = stream_pkt(1, pay, 900, 1000, 1, true);
+	GEO(p, max, SDR_DROP_MSGLEN);
+	p = stream_pkt(1, pay, 0, U32_MAX, 1, true);
+	DEC(p, SDR_DROP_RANGE);
+	/* longer than pay; empty; a msg_len before the end */
+	p = stream_pkt(1, pay, 0, 0, 101, true);
+	GEO(p, max, SDR_DROP_GEOMETRY);
+	p = stream_pkt(1, pay, 0, 0, 0, true);
+	DEC(p, SDR_DROP_LEN);
+	p = stream_pkt(1, pay, 0, 0, 10, true);
+	p.msg_len = 10;
+	DEC(p, SDR_DROP_RANGE);
+	/* no parity in a stream; PART_END only in one */
+	p = stream_pkt(1, pay, 0, 0, 100, false);
+	p.flags |= SDR_PKT_F_PARITY;
+	DEC(p, SDR_DROP_FLAGS);
+
+	/* the end: 5 data packets, 1 to 500 bytes */
+	p = stream_end(5, pay, 350);
+	DEC(p, 0);
+	GEO(p, max, 0);
+	p = stream_end(5, pay, 500);
+	GEO(p, max, 0);
+	p = stream_end(5, pay, 5);
+	GEO(p, max, 0);
+	p = stream_end(5, pay, 4);
+	GEO(p, max, SDR_DROP_MSGLEN);	/* a byte per packet at least */
+	p = stream_end(5, pay, 501);
+	DEC(p, SDR_DROP_RANGE);
+	p = stream_end(5, pay, 0);
+	DEC(p, SDR_DROP_RANGE);
+	p = stream_end(15, pay, 1001);
+	GEO(p, max, SDR_DROP_MSGLEN);
+	/* a stream with no part: its end is packet 0, of no bytes */
+	p = stream_end(0, pay, 0);
+	DEC(p, 0);
+	GEO(p, max, 0);
+	p = stream_end(0, pay, 1);
+	DEC(p, SDR_DROP_RANGE);
+	/* the end lands nowhere and carries nothing */
+	p = stream_end(5, pay, 350);
+	p.land = 4;
+	DEC(p, SDR_DROP_RESERVED);
+	p = stream_end(5, pay, 350);
+	p.part = 4;
+	DEC(p, SDR_DROP_RESERVED);
+	p = stream_end(5, pay, 350);
+	p.flags |= SDR_PKT_F_PART_END;
+	DEC(p, SDR_DROP_FLAGS);
+	p = stream_end(5, pay, 350);
+	p.payload_len = 1;
+	DEC(p, SDR_DROP_LEN);
+	/* control packets carry no part */
+	p = stream_end(5, pay, 350);
+	p.type = SDR_PKT_RNR;
+	p.flags = 0;
+	p.msg_len = 0;
+	p.offset = 0;
+	p.imm = 0;
+	p.part = 1;
+	DEC(p, SDR_DROP_RESERVED);
+#undef DEC
+#undef GEO
+}
+
 static void test_wire_names(void)
 {
 	int i, j;
@@ -456,6 +596,7 @@ void test_wire(void)
 	TAP_RUN(test_wire_ack_codec);
 	TAP_RUN(test_wire_reject);
 	TAP_RUN(test_wire_geometry);
+	TAP_RUN(test_wire_stream);
 	TAP_RUN(test_wire_names);
 	TAP_RUN(test_wire_random);
 }
