@@ -327,17 +327,31 @@ static u32 sdr_sr_npkts(u32 msg_len, u32 pay)
 	return msg_len / pay + !!(msg_len % pay);
 }
 
-size_t sdr_sr_tx_size(u32 msg_len, u32 pay)
+/* acked, tx_ns, next, prev, ntx, where, path, lpath; 8-byte aligned */
+static size_t sdr_sr_tx_size_n(size_t n)
 {
-	size_t n;
-
-	if (!pay)
-		return 0;
-	n = sdr_sr_npkts(msg_len, pay);
-	/* acked, tx_ns, next, prev, ntx, where, path, lpath; 8-byte aligned */
 	return sdr_bitmap_size((u32)n) + n * sizeof(u64) +
 	       2 * ((n * sizeof(u32) + 7) & ~(size_t)7) +
 	       4 * ((n + 7) & ~(size_t)7);
+}
+
+size_t sdr_sr_tx_size(u32 msg_len, u32 pay)
+{
+	return pay ? sdr_sr_tx_size_n(sdr_sr_npkts(msg_len, pay)) : 0;
+}
+
+/*
+ * A streamed message's state, on a flow whose largest is @max_msg: that
+ * of a message of as many packets, then the part of each packet and the
+ * parts.
+ */
+size_t sdr_sr_tx_stream_size(u32 max_msg, u32 pay)
+{
+	size_t n = sdr_stream_max_pkts(max_msg, pay);
+
+	return pay ? sdr_sr_tx_size_n(n) +
+		     ((n * sizeof(u32) + 7) & ~(size_t)7) +
+		     n * sizeof(struct sdr_sr_part) : 0;
 }
 
 static struct sdr_sr_list *sdr_sr_list_of(struct sdr_sr_tx *m, u8 where)
@@ -491,20 +505,14 @@ static void sdr_sr_finish(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 }
 
-int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
-		   u32 msg_len, void *mem, u64 now_ns)
+static void sdr_sr_tx_setup(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
+			    u32 seq, u32 n, void *mem, u64 now_ns)
 {
-	u32 pay = f->cfg.pay, n;
 	u8 *p = mem;
 
-	memset(m, 0, sizeof(*m));
-	if (!msg_len || !pay || !mem)
-		return -EINVAL;
-	n = sdr_sr_npkts(msg_len, pay);
 	m->seq = seq;
-	m->msg_len = msg_len;
 	m->npkts = n;
-	m->pay = pay;
+	m->pay = f->cfg.pay;
 	m->limit = n;
 	m->start_ns = now_ns;
 	m->last_progress_ns = now_ns;
@@ -537,6 +545,88 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 	memset(m->path, 0, n);
 	memset(m->lpath, 0, n);
 	memset(m->where, SDR_SR_W_NONE, n);
+}
+
+int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
+		   u32 msg_len, void *mem, u64 now_ns)
+{
+	memset(m, 0, sizeof(*m));
+	if (!msg_len || !f->cfg.pay || !mem)
+		return -EINVAL;
+	sdr_sr_tx_setup(f, m, seq, sdr_sr_npkts(msg_len, f->cfg.pay), mem,
+			now_ns);
+	m->msg_len = msg_len;
+	return 0;
+}
+
+/*
+ * A streamed message (sdr_wire.h) in @mem of sdr_sr_tx_stream_size()
+ * bytes: nothing may be sent until sdr_sr_tx_stream_ready() says what is
+ * ready, and it cannot complete before sdr_sr_tx_stream_end().
+ */
+int sdr_sr_tx_init_stream(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
+			  u32 max_msg, void *mem, u64 now_ns)
+{
+	u32 n = sdr_stream_max_pkts(max_msg, f->cfg.pay);
+
+	u8 *p = mem;
+
+	memset(m, 0, sizeof(*m));
+	if (n < 2 || !mem)
+		return -EINVAL;
+	sdr_sr_tx_setup(f, m, seq, n, mem, now_ns);
+	m->stream = true;
+	m->stream_open = true;
+	m->max_msg = max_msg;
+	m->limit = 0;
+	p += sdr_sr_tx_size_n(n);
+	m->pk_part = (u32 *)p;
+	p += ((size_t)n * sizeof(u32) + 7) & ~(size_t)7;
+	m->parts = (struct sdr_sr_part *)p;
+	return 0;
+}
+
+/*
+ * The next part of stream @m: @len bytes that land at @base.  It starts
+ * a packet of its own, and its packets may be sent at once.  Returns
+ * its index among the stream's parts; -ENOSPC when its packets do not
+ * fit those the stream may have (one stays for the end), -EINVAL for an
+ * empty part, one past max_msg, or a message that is no open stream.
+ */
+int sdr_sr_tx_stream_part(struct sdr_sr_tx *m, u32 base, u32 len)
+{
+	u32 n = len / m->pay + !!(len % m->pay), i;
+	struct sdr_sr_part *pt;
+
+	if (!m->stream_open || !len || base > m->max_msg ||
+	    len > m->max_msg - base)
+		return -EINVAL;
+	if (n >= m->npkts - m->ndata || len > U32_MAX - m->bytes)
+		return -ENOSPC;
+	pt = &m->parts[m->nparts];
+	pt->base = base;
+	pt->len = len;
+	pt->first = m->ndata;
+	for (i = 0; i < n; i++)
+		m->pk_part[m->ndata + i] = m->nparts;
+	m->ndata += n;
+	m->bytes += len;
+	m->limit = m->ndata;
+	return (int)m->nparts++;
+}
+
+/*
+ * Stream @m has all its parts: its end packet follows their packets,
+ * and it is whole once that is acknowledged with the rest.
+ */
+int sdr_sr_tx_stream_end(struct sdr_sr_tx *m)
+{
+	if (!m->stream_open)
+		return -EINVAL;
+	m->stream_open = false;
+	m->npkts = m->ndata + 1;
+	m->limit = m->npkts;
+	m->msg_len = m->bytes;
 	return 0;
 }
 
@@ -552,7 +642,8 @@ int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 
 	if (!sdr_ec_geometry_ok(k, nparity))
 		return -EINVAL;
-	if (!m->npkts || m->status || m->next_new || m->lost.count)
+	if (!m->npkts || m->stream || m->status || m->next_new ||
+	    m->lost.count)
 		return -EINVAL;
 	m->ec_k = (u8)k;
 	m->ec_m = (u8)nparity;
@@ -565,7 +656,10 @@ int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 	return 0;
 }
 
-/* A streamed message may send new packets only below @ready_bytes. */
+/*
+ * A message sent as its bytes get ready (its length known from the
+ * start) may send new packets only below @ready_bytes.
+ */
 void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes)
 {
 	m->limit = ready_bytes >= m->msg_len ? m->npkts : ready_bytes / m->pay;
@@ -860,6 +954,9 @@ static void sdr_sr_tx_parity(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 	}
 	out->idx = g;
 	out->offset = g * m->ec_k * m->pay;
+	out->land = out->offset;
+	out->part = 0;
+	out->part_base = 0;
 	out->len = m->pay;
 	out->flags = SDR_PKT_F_PARITY;
 	/* the tail's last parity asks the receiver to report at once */
@@ -879,9 +976,31 @@ static void sdr_sr_tx_fill(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 {
 	out->idx = i;
 	out->offset = i * m->pay;
-	out->len = i == m->npkts - 1 ? m->msg_len - out->offset : m->pay;
-	if (i == m->npkts - 1)
-		flags |= SDR_PKT_F_LAST;
+	out->land = out->offset;
+	out->part = 0;
+	out->part_base = 0;
+	if (m->stream && i < m->ndata) {
+		const struct sdr_sr_part *pt = &m->parts[m->pk_part[i]];
+		u32 at = (i - pt->first) * m->pay;
+
+		out->part = m->pk_part[i];
+		out->part_base = pt->base;
+		out->land = pt->base + at;
+		out->len = min(m->pay, pt->len - at);
+		flags |= SDR_PKT_F_STREAM;
+		if (at + out->len == pt->len)
+			flags |= SDR_PKT_F_PART_END;
+	} else if (m->stream) {
+		/* the end: no payload, lands nowhere */
+		out->land = 0;
+		out->len = 0;
+		flags |= SDR_PKT_F_STREAM | SDR_PKT_F_LAST;
+	} else {
+		out->len = i == m->npkts - 1 ? m->msg_len - out->offset :
+		      m->pay;
+		if (i == m->npkts - 1)
+			flags |= SDR_PKT_F_LAST;
+	}
 	out->flags = flags;
 	out->ts = (u32)div_u64(now_ns, 1000);
 	m->last_tx_us = out->ts;
@@ -1337,7 +1456,10 @@ void sdr_sr_tx_path_down(struct sdr_sr_flow *f, struct sdr_sr_tx *m,
 /* ------------------------------------------------------------------ */
 /* receiver */
 
-/* the receive map, then a parity mask per submessage (k >= 1) */
+/*
+ * The receive map, as long as a streamed message's packets may be, then
+ * a parity mask per submessage (k >= 1).
+ */
 size_t sdr_sr_rx_size(u32 max_len, u32 pay)
 {
 	u32 n;
@@ -1345,25 +1467,27 @@ size_t sdr_sr_rx_size(u32 max_len, u32 pay)
 	if (!pay)
 		return 0;
 	n = sdr_sr_npkts(max_len, pay);
-	return sdr_bitmap_size(n) + (((size_t)n * sizeof(u32) + 7) & ~(size_t)7);
+	return sdr_bitmap_size(sdr_stream_max_pkts(max_len, pay)) +
+	       (((size_t)n * sizeof(u32) + 7) & ~(size_t)7);
 }
 
 void sdr_sr_rx_init(struct sdr_sr_flow *f, struct sdr_sr_rx *r, u32 max_len,
 		    void *mem)
 {
 	u32 n = f->cfg.pay ? sdr_sr_npkts(max_len, f->cfg.pay) : 0;
+	u32 ns = sdr_stream_max_pkts(max_len, f->cfg.pay);
 
 	memset(r, 0, sizeof(*r));
 	r->max_len = max_len;
 	r->map = mem;
-	r->par_mask = (u32 *)((u8 *)mem + sdr_bitmap_size(n));
+	r->par_mask = (u32 *)((u8 *)mem + sdr_bitmap_size(ns));
 	r->ack_due_ns = U64_MAX;
 	r->nack_at_ns = U64_MAX;
 	r->nack_fresh_at_ns = U64_MAX;
 	r->ec_tail_at_ns = U64_MAX;
 	r->tail_at_ns = U64_MAX;
 	if (n)
-		sdr_bitmap_zero(r->map, n);
+		sdr_bitmap_zero(r->map, ns);
 }
 
 /*
@@ -1436,7 +1560,7 @@ static void sdr_sr_nack_disarm(struct sdr_sr_rx *r)
 static u32 sdr_sr_nack_horizon(const struct sdr_sr_rx *r)
 {
 	if (!r->ec_k)
-		return r->tail_open ? r->npkts : r->high;
+		return r->tail_open && !r->stream_open ? r->npkts : r->high;
 	/*
 	 * A closed submessage's data were all sent before its parity or
 	 * the next submessage: its holes past the highest packet received
@@ -1753,6 +1877,16 @@ static void sdr_sr_learn(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 }
 
 /*
+ * Packets may be missing past the highest one received: not in a stream
+ * whose end did not come (nothing says there are any), nor once the
+ * tail was opened for NACKs.
+ */
+static bool sdr_sr_tail_unseen(const struct sdr_sr_rx *r)
+{
+	return r->high < r->npkts && !r->tail_open && !r->stream_open;
+}
+
+/*
  * Make @r urgent or not: the application waits for it (the kernel: it
  * belongs to a group).  An urgent receive NACKs a silent tail as
  * ADAPTIVE's do, whatever its policy (the sender's timeout, the other
@@ -1765,12 +1899,46 @@ void sdr_sr_rx_set_urgent(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	if (r->urgent == urgent)
 		return;
 	r->urgent = urgent;
-	if (sdr_sr_adaptive(f) || r->complete || !r->msg_len ||
+	if (sdr_sr_adaptive(f) || r->complete || !r->started ||
 	    (f->cfg.flags & SDR_SR_CFG_NO_NACK))
 		return;
-	r->tail_at_ns = urgent && r->high < r->npkts && !r->tail_open ?
+	r->tail_at_ns = urgent && sdr_sr_tail_unseen(r) ?
 			sdr_sat_add(now_ns, sdr_sr_tail_wait_ns(f)) : U64_MAX;
 	r->tail_check = false;
+}
+
+/*
+ * A streamed message's packet (sdr_wire_check_geometry() placed it):
+ * one of a stream, not EC; a data packet below the end if that came, the
+ * end past every packet that came and the same each time.  The end
+ * tells how many packets the message has and its bytes.
+ */
+static int sdr_sr_rx_stream(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
+			    u32 pay, u32 idx, bool ec)
+{
+	bool end = pkt->flags & SDR_PKT_F_LAST;
+
+	if (ec)
+		return -SDR_DROP_FLAGS;
+	if (!r->started) {
+		r->started = true;
+		r->stream = true;
+		r->stream_open = true;
+		r->npkts = sdr_stream_max_pkts(r->max_len, pay);
+	} else if (!r->stream) {
+		return -SDR_DROP_MSGLEN;
+	}
+	if (!end)
+		return idx < r->npkts - 1 ? 0 : -SDR_DROP_GEOMETRY;
+	if (!r->stream_open)
+		return idx == r->npkts - 1 && pkt->msg_len == r->msg_len ?
+		       0 : -SDR_DROP_MSGLEN;
+	if (idx < r->high)
+		return -SDR_DROP_MSGLEN;
+	r->stream_open = false;
+	r->npkts = idx + 1;
+	r->msg_len = pkt->msg_len;
+	return 0;
 }
 
 int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
@@ -1790,16 +1958,23 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	ret = sdr_wire_check_geometry(pkt, pay, r->max_len);
 	if (ret)
 		return ret;
-	npkts = sdr_sr_npkts(pkt->msg_len, pay);
 	idx = pkt->offset / pay;
+	if (pkt->flags & SDR_PKT_F_STREAM) {
+		ret = sdr_sr_rx_stream(r, pkt, pay, idx, ec);
+		if (ret)
+			return ret;
+		goto placed;
+	}
+	npkts = sdr_sr_npkts(pkt->msg_len, pay);
 	if (ec && !sdr_sr_ec_fields_ok(pkt, idx, npkts))
 		return -SDR_DROP_EC;
-	if (!r->msg_len) {
+	if (!r->started) {
 		if (ec)
 			sdr_sr_rx_ec_start(r, pkt, npkts);
+		r->started = true;
 		r->msg_len = pkt->msg_len;
 		r->npkts = npkts;
-	} else if (pkt->msg_len != r->msg_len) {
+	} else if (r->stream || pkt->msg_len != r->msg_len) {
 		return -SDR_DROP_MSGLEN;
 	}
 	/* one message, one k and m */
@@ -1809,6 +1984,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		return -SDR_DROP_EC;
 	if (pkt->flags & SDR_PKT_F_PARITY)
 		return sdr_sr_rx_parity(f, r, pkt, idx, now_ns);
+placed:
 	r->last_ts = pkt->ts;
 	r->last_ts_ns = now_ns;
 	f->st.rx_pkts++;
@@ -1851,7 +2027,7 @@ int sdr_sr_rx_data(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 	    !(f->cfg.flags & SDR_SR_CFG_NO_NACK)) {
 		if (idx >= old_high)
 			r->tail_open = false;
-		r->tail_at_ns = r->high < r->npkts && !r->tail_open ?
+		r->tail_at_ns = sdr_sr_tail_unseen(r) ?
 				sdr_sat_add(now_ns, sdr_sr_tail_wait_ns(f)) :
 				U64_MAX;
 		r->tail_check = false;
@@ -1899,6 +2075,7 @@ static void sdr_sr_ctrl_hdr(struct sdr_pkt *hdr, u8 type, u32 aux,
 	hdr->msg_len = 0;
 	hdr->offset = 0;
 	hdr->land = 0;
+	hdr->part = 0;
 	hdr->ts = ts;
 	hdr->aux = aux;
 	hdr->payload_len = (u16)sdr_ack_body_len(ack);
@@ -1984,7 +2161,7 @@ int sdr_sr_rx_next_ctrl(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 		f->st.acks_tx++;
 		return 1;
 	}
-	if (!r->msg_len)
+	if (!r->started)
 		return 0;
 	if (r->ec_tail_at_ns <= now_ns) {
 		r->ec_tail_at_ns = U64_MAX;

@@ -196,6 +196,13 @@ struct sdr_sr_list {
 /* message status: 0 while active */
 #define SDR_SR_DONE		1
 
+/* A part of a streamed message: where it lands, its bytes, first packet. */
+struct sdr_sr_part {
+	u32	base;
+	u32	len;
+	u32	first;
+};
+
 /*
  * Sender state of one message.  Per-packet arrays live in caller memory
  * of sdr_sr_tx_size() bytes.  Each packet is in exactly one state:
@@ -236,6 +243,18 @@ struct sdr_sr_tx {
 	u32	echo_us;	/* newest ts echo taken as an RTT sample */
 	u32	last_tx_us;	/* ts of the latest transmission */
 	u32	limit;		/* new packets below this may be sent */
+	/*
+	 * A streamed message (sdr_wire.h): npkts is the most it may have
+	 * until its end is known, then its data packets and the end one.
+	 */
+	bool	stream;
+	bool	stream_open;	/* its end is not known yet */
+	u32	max_msg;	/* a stream's parts land below this */
+	u32	nparts;		/* a stream's parts so far */
+	u32	ndata;		/* ... their data packets */
+	u32	bytes;		/* ... their bytes */
+	u32	*pk_part;	/* a stream's: part of each data packet */
+	struct sdr_sr_part	*parts;
 	/* EC: k data + m parity packets per submessage; ec_k 0: plain SR */
 	u8	ec_k;
 	u8	ec_m;
@@ -260,7 +279,10 @@ struct sdr_sr_txd {
 	u32	idx;		/* packet index */
 	u32	offset;		/* byte offset in the message */
 	u32	len;		/* payload bytes */
-	u8	flags;		/* SDR_PKT_F_LAST/RETX/ACKREQ/PARITY */
+	u32	land;		/* a stream's: where it lands; else offset */
+	u32	part;		/* a stream's: its part (index), its base: */
+	u32	part_base;
+	u8	flags;		/* SDR_PKT_F_LAST/RETX/ACKREQ/PARITY/STREAM/PART_END */
 	u32	ts;		/* value for the header's ts */
 	u32	aux;		/* value for the header's aux (EC) */
 	u32	path;		/* the path to send it on (0 with one path) */
@@ -282,8 +304,8 @@ struct sdr_sr_txd {
 /* Receiver state of one message (one posted receive). */
 struct sdr_sr_rx {
 	u32	max_len;	/* posted buffer size */
-	u32	msg_len;	/* 0 until the first packet */
-	u32	npkts;
+	u32	msg_len;	/* 0 until the first packet (a stream: its end) */
+	u32	npkts;		/* a stream's: the most it may have until its end */
 	u32	cum;		/* packets [0, cum) all received */
 	u32	nrecv;
 	u32	high;		/* highest packet received + 1 */
@@ -296,6 +318,9 @@ struct sdr_sr_rx {
 	u32	nack_fresh_end;	/* end of the gaps the fresh sweep covers */
 	u32	lost;		/* data packets that came resent or rebuilt */
 	u32	dup;		/* 1 + a data packet that came again, or 0 */
+	bool	started;	/* a packet of the message came */
+	bool	stream;		/* a streamed message (sdr_wire.h) */
+	bool	stream_open;	/* ... whose end did not come yet */
 	bool	ack_now;
 	bool	complete;
 	u8	complete_ack;	/* COMPLETE ACKs due (ADAPTIVE sends two) */
@@ -341,8 +366,13 @@ void sdr_sr_flow_set_paths(struct sdr_sr_flow *f, struct sdr_paths *ps);
 
 /* sender */
 size_t sdr_sr_tx_size(u32 msg_len, u32 pay);
+size_t sdr_sr_tx_stream_size(u32 max_msg, u32 pay);
 int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 		   u32 msg_len, void *mem, u64 now_ns);
+int sdr_sr_tx_init_stream(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
+			  u32 max_msg, void *mem, u64 now_ns);
+int sdr_sr_tx_stream_part(struct sdr_sr_tx *m, u32 base, u32 len);
+int sdr_sr_tx_stream_end(struct sdr_sr_tx *m);
 int sdr_sr_tx_set_ec(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 k,
 		     u32 nparity);
 void sdr_sr_tx_set_limit(struct sdr_sr_tx *m, u32 ready_bytes);

@@ -323,7 +323,8 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 
 	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_TYPE_MAX)
 		return -SDR_DROP_TYPE;
-	if (pkt.payload_len > buf_len - SDR_WIRE_HDR_LEN)
+	/* the frame is the header and the payload, nothing more */
+	if (pkt.payload_len != buf_len - SDR_WIRE_HDR_LEN)
 		return -SDR_DROP_LEN;
 	if (!pkt.dst_flow || !pkt.src_flow)
 		return -SDR_DROP_FLOW;

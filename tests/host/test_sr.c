@@ -57,6 +57,12 @@ struct imp {
 	u32 rail_mask[4];
 	/* every message urgent, both ends (sdr_sr_tx/rx_set_urgent()) */
 	int urgent;
+	/*
+	 * Every message streamed: in parts of 1 to 3 packets' bytes, each
+	 * starting a packet, made ready one by one as the sender runs; its
+	 * length known at the end.
+	 */
+	int stream;
 	u64 seed;
 };
 
@@ -81,6 +87,9 @@ struct txmsg {
 	int state;			/* 0 waiting, 1 active, 2 done */
 	struct sdr_sr_tx tx;
 	void *mem;
+	/* a stream's parts: their lengths; how many, how many given */
+	u32 *plen;
+	u32 nparts, nready;
 };
 
 struct rxmsg {
@@ -288,14 +297,74 @@ static void send_ctrl(struct world *w, struct sdr_pkt *hdr, const struct sdr_ack
 	wire_send(w, 1, 0, buf, SDR_WIRE_HDR_LEN + blen);
 }
 
+/*
+ * Cut stream message @m into parts of 1 to 3 packets' bytes that land
+ * one after the other; the rest in one part once the packets the stream
+ * may have run short.
+ */
+static void stream_parts(struct world *w, struct txmsg *m)
+{
+	u32 cap = sdr_stream_max_pkts(MAX_LEN, PAY), off = 0, plen, npk = 0;
+
+	m->plen = calloc(cap, sizeof(u32));
+	m->nparts = 0;
+	m->nready = 0;
+	while (off < m->len) {
+		plen = m->len - off;
+		if (npk + DIV_ROUND_UP(plen, PAY) + 3 < cap - 1)
+			plen = min_t(u32, plen, 1 + (u32)(rnd(w) % (3 * PAY)));
+		m->plen[m->nparts++] = plen;
+		npk += DIV_ROUND_UP(plen, PAY);
+		off += plen;
+	}
+	CHECK(npk < cap);
+}
+
+/*
+ * An application that computes each stream's parts just ahead of the
+ * sender: on every pump, parts are given until 8 packets wait to be
+ * sent (one part at least); the end once all are.
+ */
+static void stream_feed(struct world *w)
+{
+	u32 k;
+
+	for (k = w->ndone; k < w->next_start; k++) {
+		struct txmsg *m = &w->tm[k];
+		bool fed = false;
+
+		if (m->state != 1 || !m->tx.stream_open)
+			continue;
+		while (m->nready < m->nparts &&
+		       (!fed || m->tx.limit - m->tx.next_new < 8)) {
+			CHECK_EQ(sdr_sr_tx_stream_part(&m->tx, m->tx.bytes,
+						       m->plen[m->nready]),
+				 (int)m->nready);
+			m->nready++;
+			fed = true;
+		}
+		if (m->nready == m->nparts)
+			CHECK_EQ(sdr_sr_tx_stream_end(&m->tx), 0);
+	}
+}
+
 static void start_msgs(struct world *w)
 {
 	while (w->nactive < WINDOW && w->next_start < NMSG) {
 		u32 k = w->next_start++;
 		struct txmsg *m = &w->tm[k];
 
-		m->mem = malloc(sdr_sr_tx_size(m->len, PAY));
-		CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, k, m->len, m->mem, w->now), 0);
+		if (w->imp->stream) {
+			m->mem = malloc(sdr_sr_tx_stream_size(MAX_LEN, PAY));
+			CHECK_EQ(sdr_sr_tx_init_stream(&w->fs, &m->tx, k,
+						       MAX_LEN, m->mem,
+						       w->now), 0);
+			stream_parts(w, m);
+		} else {
+			m->mem = malloc(sdr_sr_tx_size(m->len, PAY));
+			CHECK_EQ(sdr_sr_tx_init(&w->fs, &m->tx, k, m->len,
+						m->mem, w->now), 0);
+		}
 		sdr_sr_tx_set_urgent(&m->tx, w->imp->urgent);
 		if (w->imp->ec_k)
 			CHECK_EQ(sdr_sr_tx_set_ec(&w->fs, &m->tx, w->imp->ec_k,
@@ -332,6 +401,8 @@ static void tx_pump(struct world *w)
 	u32 k, sent;
 
 	start_msgs(w);
+	if (w->imp->stream)
+		stream_feed(w);
 	/* rails take turns until a whole round sends nothing */
 	do {
 	dl = U64_MAX;
@@ -359,8 +430,16 @@ static void tx_pump(struct world *w)
 				.land = d.offset,
 				.imm = k ^ 0xabcd, .ts = d.ts, .aux = d.aux,
 			};
-			u8 *buf = malloc(SDR_WIRE_HDR_LEN + d.len);
+			u8 *buf;
 			u32 i;
+
+			if (m->tx.stream) {
+				p.msg_len = d.flags & SDR_PKT_F_LAST ?
+					    m->tx.msg_len : 0;
+				p.land = d.land;
+				p.part = d.part_base;
+			}
+			buf = malloc(SDR_WIRE_HDR_LEN + d.len);
 
 			sent++;
 			if (w->imp->nrails)
@@ -372,7 +451,7 @@ static void tx_pump(struct world *w)
 			else
 				for (i = 0; i < d.len; i++)
 					buf[SDR_WIRE_HDR_LEN + i] =
-						content(k, d.offset + i);
+						content(k, p.land + i);
 			wire_send(w, 0, d.path, buf, SDR_WIRE_HDR_LEN + d.len);
 		}
 		if (ret < 0) {
@@ -629,7 +708,7 @@ static void rx_recv(struct world *w, const u8 *buf, u32 len)
 		return;
 	}
 	if (ret & SDR_SR_RX_NEW)
-		memcpy(r->buf + p.offset, buf + SDR_WIRE_HDR_LEN, p.payload_len);
+		memcpy(r->buf + p.land, buf + SDR_WIRE_HDR_LEN, p.payload_len);
 	if (ret & SDR_SR_RX_PARITY) {
 		u32 g = p.offset / PAY / r->rx.ec_k, slot;
 
@@ -875,6 +954,7 @@ static void run(const struct imp *im)
 	for (k = 0; k < NMSG; k++) {
 		par_free_all(&w->rm[k]);
 		free(w->tm[k].mem);
+		free(w->tm[k].plen);
 		free(w->rm[k].map);
 		free(w->rm[k].buf);
 	}
@@ -967,6 +1047,20 @@ static const struct imp imps[] = {
 	{ .name = "ec_paths2_blackhole", .npaths = 2, .ec_k = 8, .ec_m = 2,
 	  .path_delay_ns = { 0, 100 * US }, .path_loss = { 0.01, 1.0 },
 	  .heal_at = NMSG / 2, .seed = 45 },
+	/* streamed messages: parts made ready as the sender goes */
+	{ .name = "stream_loss1pct", .loss = 0.01, .stream = 1, .seed = 61 },
+	{ .name = "stream_everything", .loss = 0.02, .reorder = 0.1,
+	  .reorder_ns = 60 * US, .dup = 0.02, .corrupt = 0.02,
+	  .jitter_ns = 10 * US, .stream = 1, .seed = 62 },
+	{ .name = "stream_rnr", .rnr = 1, .loss = 0.002, .stream = 1,
+	  .seed = 63 },
+	{ .name = "ad_stream_everything", .loss = 0.02, .reorder = 0.1,
+	  .reorder_ns = 60 * US, .dup = 0.02, .corrupt = 0.02,
+	  .jitter_ns = 10 * US, .adaptive = 1, .stream = 1, .seed = 64 },
+	{ .name = "stream_urgent_paths4_lossy_heals", .npaths = 4,
+	  .urgent = 1, .path_delay_ns = { 0, 50 * US, 0, 80 * US },
+	  .path_loss = { 0, 0, 0.20, 0 }, .heal_at = NMSG / 2, .stream = 1,
+	  .seed = 65 },
 	{ .name = "ec_everything", .loss = 0.02, .reorder = 0.1, .reorder_ns = 60 * US,
 	  .dup = 0.02, .corrupt = 0.02, .jitter_ns = 10 * US, .ec_k = 64, .ec_m = 32,
 	  .seed = 16 },
@@ -1596,6 +1690,245 @@ static void test_sr_dup_takes_loss_back(void)
 	free(rmem);
 }
 
+/* a stream packet the sender handed out, as the receiver takes it */
+static struct sdr_pkt stream_data(const struct sdr_sr_tx *m,
+				  const struct sdr_sr_txd *d)
+{
+	struct sdr_pkt p = dup_data(m, d);
+
+	p.msg_len = (d->flags & SDR_PKT_F_LAST) ? m->msg_len : 0;
+	p.land = d->land;
+	p.part = d->part_base;
+	return p;
+}
+
+/*
+ * A streamed message of three parts whose total the sender learns only
+ * at its end: 250 bytes at 0 (packets 0-2), 100 at 300 (3), 30 at 500
+ * (4), then the end packet (5).  Packet 1 is lost and resent; the end
+ * comes before packet 4.  The receiver learns the length from the end;
+ * neither side is done before it; packets that contradict it are
+ * refused.
+ */
+static void test_sr_stream(void)
+{
+	static const u32 land[6] = { 0, 100, 200, 300, 500, 0 };
+	static const u32 len[6] = { 100, 100, 50, 100, 30, 0 };
+	static const u32 part[6] = { 0, 0, 0, 1, 2, 0 };
+	static const u8 pend[6] = { 0, 0, 1, 1, 1, 0 };
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_sr_txd d[6], re;
+	struct sdr_pkt h, p;
+	struct sdr_ack a;
+	u64 now = 1000 * MS;
+	void *mem = malloc(sdr_sr_tx_stream_size(1000, 100));
+	void *rmem = malloc(sdr_sr_rx_size(1000, 100));
+	u32 i, n = 0;
+	int ret;
+
+	CHECK(sdr_sr_tx_stream_size(1000, 100) > sdr_sr_tx_size(1000, 100));
+	dup_flows(&cfg, &f, &fr, &ps);
+	sdr_sr_flow_set_paths(&f, NULL);
+	CHECK_EQ(sdr_sr_tx_init_stream(&f, &m, 7, 1000, mem, now), 0);
+	CHECK_EQ(m.npkts, 20);
+	CHECK_EQ(sdr_sr_tx_set_ec(&f, &m, 4, 2), -EINVAL);
+	sdr_sr_rx_init(&fr, &r, 1000, rmem);
+	/* nothing given: nothing to send */
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d[0]), 0);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 0, 0), -EINVAL);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 900, 101), -EINVAL);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 1001, 1), -EINVAL);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 0, 250), 0);
+	while (n < 6 && sdr_sr_tx_next(&f, &m, now, &d[n]) == 1)
+		n++;
+	CHECK_EQ(n, 3);
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(d[i].idx, i);
+		CHECK_EQ(d[i].offset, i * 100);
+		CHECK_EQ(d[i].land, land[i]);
+		CHECK_EQ(d[i].len, len[i]);
+		CHECK_EQ(d[i].part, part[i]);
+		CHECK_EQ(d[i].flags & (SDR_PKT_F_STREAM | SDR_PKT_F_LAST |
+				       SDR_PKT_F_PART_END),
+			 SDR_PKT_F_STREAM | (pend[i] ? SDR_PKT_F_PART_END : 0));
+	}
+	/* 0 and 2 arrive, 1 is lost; the stream is open at the receiver */
+	now += MS;
+	for (i = 0; i < 3; i += 2) {
+		p = stream_data(&m, &d[i]);
+		CHECK_EQ(sdr_wire_check_geometry(&p, 100, 1000), 0);
+		ret = sdr_sr_rx_data(&fr, &r, &p, now);
+		CHECK(ret > 0 && (ret & SDR_SR_RX_NEW));
+		CHECK(!(ret & SDR_SR_RX_COMPLETE));
+	}
+	CHECK(r.stream && r.stream_open);
+	CHECK_EQ(r.npkts, 20);
+	/* a packet of a message of known length: not this one */
+	p = dup_data(&m, &d[1]);
+	p.flags = 0;
+	p.msg_len = 1000;
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	/* the last packet is kept for the end */
+	p = stream_data(&m, &d[1]);
+	p.offset = 19 * 100;
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_GEOMETRY);
+
+	/* two more parts, then the end: 380 bytes in 5 data packets */
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 300, 100), 1);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 500, 30), 2);
+	CHECK_EQ(sdr_sr_tx_stream_end(&m), 0);
+	CHECK_EQ(sdr_sr_tx_stream_end(&m), -EINVAL);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 600, 1), -EINVAL);
+	CHECK_EQ(m.npkts, 6);
+	CHECK_EQ(m.msg_len, 380);
+	while (n < 6 && sdr_sr_tx_next(&f, &m, now, &d[n]) == 1)
+		n++;
+	CHECK_EQ(n, 6);
+	for (i = 3; i < 6; i++) {
+		CHECK_EQ(d[i].idx, i);
+		CHECK_EQ(d[i].land, land[i]);
+		CHECK_EQ(d[i].len, len[i]);
+		CHECK_EQ(!!(d[i].flags & SDR_PKT_F_PART_END), pend[i]);
+	}
+	CHECK_EQ(d[5].flags & (SDR_PKT_F_STREAM | SDR_PKT_F_LAST),
+		 SDR_PKT_F_STREAM | SDR_PKT_F_LAST);
+	/* 3, then the end, then 4 */
+	now += MS;
+	p = stream_data(&m, &d[3]);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	/* an end below a packet that came contradicts it */
+	p = stream_data(&m, &d[5]);
+	p.offset = 300;
+	p.msg_len = 300;
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	CHECK(r.stream_open);
+	p = stream_data(&m, &d[5]);
+	CHECK_EQ(p.msg_len, 380);
+	CHECK_EQ(sdr_wire_check_geometry(&p, 100, 1000), 0);
+	ret = sdr_sr_rx_data(&fr, &r, &p, now);
+	CHECK(ret > 0 && (ret & SDR_SR_RX_NEW) && !(ret & SDR_SR_RX_COMPLETE));
+	CHECK(!r.stream_open);
+	CHECK_EQ(r.npkts, 6);
+	CHECK_EQ(r.msg_len, 380);
+	/* another end, a packet past it: refused */
+	p.msg_len = 381;
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	p = stream_data(&m, &d[4]);
+	p.offset = 600;
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_GEOMETRY);
+	p = stream_data(&m, &d[4]);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	CHECK(!r.complete);
+	/* the answer: 1 missing; the sender is not done */
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), 0);
+	CHECK_EQ(m.nacked, 5);
+	/* 1 times out and is resent, as it was: the message is whole */
+	now = sdr_sr_tx_deadline(&f, &m, now);
+	CHECK_EQ(sdr_sr_tx_poll(&f, &m, now), 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &re), 1);
+	CHECK_EQ(re.idx, 1);
+	CHECK_EQ(re.land, 100);
+	CHECK_EQ(re.len, 100);
+	CHECK(re.flags & SDR_PKT_F_RETX);
+	CHECK(re.flags & SDR_PKT_F_STREAM);
+	CHECK(!(re.flags & (SDR_PKT_F_LAST | SDR_PKT_F_PART_END)));
+	p = stream_data(&m, &re);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_COMPLETE);
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+	CHECK(h.aux & SDR_ACK_F_COMPLETE);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), SDR_SR_DONE);
+	CHECK_EQ(f.st.bad_acks, 0);
+	free(mem);
+	free(rmem);
+}
+
+/*
+ * A stream's packets run out: a part whose packets leave none for the
+ * end is refused, and a stream of parts smaller than a packet still
+ * holds as many as a message of max_msg bytes has packets.
+ */
+static void test_sr_stream_full(void)
+{
+	struct sdr_sr_flow f;
+	struct sdr_sr_cfg cfg;
+	struct sdr_sr_tx m;
+	void *mem = malloc(sdr_sr_tx_stream_size(1000, 100));
+	u32 i;
+
+	sdr_sr_cfg_default(&cfg);
+	cfg.pay = 100;
+	sdr_sr_flow_init(&f, &cfg);
+	CHECK_EQ(sdr_sr_tx_init_stream(&f, &m, 1, 1000, mem, 0), 0);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ(sdr_sr_tx_stream_part(&m, i * 100, 1), (int)i);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 0, 1000), -ENOSPC);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 0, 900), (int)i);
+	CHECK_EQ(sdr_sr_tx_stream_part(&m, 0, 1), -ENOSPC);
+	CHECK_EQ(sdr_sr_tx_stream_end(&m), 0);
+	CHECK_EQ(m.npkts, 20);
+	CHECK_EQ(m.msg_len, 910);
+	free(mem);
+}
+
+/*
+ * A stream the sender ends with no part: the end is packet 0, of no
+ * bytes, and completes at once.  A receive that took a message of known
+ * length refuses a stream packet in it.
+ */
+static void test_sr_stream_empty(void)
+{
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_sr_tx m;
+	struct sdr_sr_rx r;
+	struct sdr_sr_txd d;
+	struct sdr_pkt h, p;
+	struct sdr_ack a;
+	u64 now = 1000 * MS;
+	void *mem = malloc(sdr_sr_tx_stream_size(1000, 100));
+	void *rmem = malloc(sdr_sr_rx_size(1000, 100));
+
+	dup_flows(&cfg, &f, &fr, &ps);
+	sdr_sr_flow_set_paths(&f, NULL);
+	CHECK_EQ(sdr_sr_tx_init_stream(&f, &m, 9, 1000, mem, now), 0);
+	CHECK_EQ(sdr_sr_tx_stream_end(&m), 0);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	CHECK_EQ(d.idx, 0);
+	CHECK_EQ(d.len, 0);
+	CHECK(d.flags & SDR_PKT_F_LAST);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 0);
+	sdr_sr_rx_init(&fr, &r, 1000, rmem);
+	p = stream_data(&m, &d);
+	CHECK_EQ(sdr_wire_check_geometry(&p, 100, 1000), 0);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_COMPLETE);
+	CHECK_EQ(r.msg_len, 0);
+	CHECK_EQ(sdr_sr_rx_next_ctrl(&fr, &r, now, &h, &a), 1);
+	h.msg_seq = m.seq;
+	CHECK_EQ(sdr_sr_tx_ack(&f, &m, &h, &a, now), SDR_SR_DONE);
+
+	/* a message of 300 bytes started this receive: no stream in it */
+	CHECK_EQ(sdr_sr_tx_init(&f, &m, 10, 300, mem, now), 0);
+	sdr_sr_rx_init(&fr, &r, 1000, rmem);
+	CHECK_EQ(sdr_sr_tx_next(&f, &m, now, &d), 1);
+	p = dup_data(&m, &d);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	p.flags = SDR_PKT_F_STREAM | SDR_PKT_F_PART_END;
+	p.msg_len = 0;
+	p.offset = 100;
+	p.land = 100;
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	free(mem);
+	free(rmem);
+}
+
 /*
  * The late first copy of a message's last packet comes after its resend
  * completed the message: the COMPLETE answer names it (or, the receive
@@ -2003,6 +2336,9 @@ void test_sr(void)
 	TAP_RUN(test_sr_ec_hold_capped);
 	TAP_RUN(test_sr_stream_pause);
 	TAP_RUN(test_sr_dup_takes_loss_back);
+	TAP_RUN(test_sr_stream);
+	TAP_RUN(test_sr_stream_full);
+	TAP_RUN(test_sr_stream_empty);
 	TAP_RUN(test_sr_dup_after_done);
 	TAP_RUN(test_sr_urgent_resend_twice);
 	TAP_RUN(test_sr_urgent_rx_tail);

@@ -99,9 +99,11 @@ static void test_wire_roundtrip(void)
 	p = data_pkt(8192, 4096, 4096);
 	p.land = U32_MAX - 4096;	/* its last byte at 4 GiB - 2 */
 	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 4096), 0);
-	/* trailing bytes past payload_len are tolerated */
+	/* the frame is exactly the header and payload_len bytes */
 	p = data_pkt(10, 0, 10);
-	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 100), 0);
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 11), -SDR_DROP_LEN);
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 9), -SDR_DROP_LEN);
+	CHECK_EQ(roundtrip(&p, buf, SDR_WIRE_HDR_LEN + 10), 0);
 	/* parity may pad past the end of the message */
 	p = data_pkt(100, 0, 4096);
 	p.flags = SDR_PKT_F_PARITY;
@@ -253,7 +255,8 @@ static void test_wire_reject(void)
 	p = data_pkt(100, 0, 100);					\
 	expr;								\
 	sdr_wire_encode(&p, buf);					\
-	CHECK_EQ(sdr_wire_decode(buf, sizeof(buf), &q), -(reason));	\
+	CHECK_EQ(sdr_wire_decode(buf, SDR_WIRE_HDR_LEN + p.payload_len, &q), \
+		 -(reason));						\
 } while (0)
 	REJECT(p.type = 0, SDR_DROP_TYPE);
 	REJECT(p.type = 8, SDR_DROP_TYPE);
@@ -573,12 +576,14 @@ static void test_wire_random(void)
 		buf[2] = SDR_WIRE_VERSION;
 		buf[3] = (u8)(1 + buf[3] % 5);
 		buf[4] %= 4;
-		buf[5] &= 0x0f;
+		buf[5] &= 0x3f;
 		buf[6] = 0;
-		memset(buf + 60, 0, 4);	/* reserved */
+		buf[7] %= sizeof(buf) - SDR_WIRE_HDR_LEN + 1;
+		if (i % 3)
+			memset(buf + 60, 0, 4);	/* part: most need 0 */
 		if (i % 2)
 			memset(buf + 56, 0, 4);	/* land: controls need 0 */
-		if (!sdr_wire_decode(buf, sizeof(buf), &p)) {
+		if (!sdr_wire_decode(buf, SDR_WIRE_HDR_LEN + buf[7], &p)) {
 			accepted++;
 			sdr_wire_encode(&p, out);
 			CHECK(!memcmp(out, buf, SDR_WIRE_HDR_LEN));
