@@ -334,6 +334,13 @@ struct sdr_ring_hdr {			/* page 0 of the ring mapping */
  * keep it listed, or, once it was flushed off the list, keep its
  * completion back until the device is done reading it.
  */
+/* A part of a stream of parts (SDR_SEND_PARTS): its bytes, their holder. */
+struct sdr_txpart {
+	const u8		*data;
+	struct sdr_mr		*mr;		/* SDR_SEND_MR: the registration */
+	void			*staging;	/* SDR_SEND_USER_PTR: the copy */
+};
+
 struct sdr_txmsg {
 	struct kref		ref;
 	struct list_head	node;		/* flow->tx_msgs */
@@ -348,6 +355,8 @@ struct sdr_txmsg {
 	u32			pkts_posted;	/* handed to the QP */
 	u32			pkts_done;	/* send completions seen */
 	bool			streaming;	/* more parts to come */
+	bool			parts;		/* a stream of parts (SDR_SEND_PARTS) */
+	struct sdr_txpart	*tparts;	/* its parts, by the engine's index */
 	bool			uptr;		/* data is a staging copy */
 	bool			failed;		/* a packet failed to go out */
 	bool			flushed;	/* off the list by shutdown */
@@ -395,6 +404,15 @@ struct sdr_rxslot {
 	u8			*dst;
 	u64			dst_len;
 	bool			refused;	/* completed SDR_STATUS_TOOBIG */
+	/*
+	 * A streamed message (SDR_PKT_F_STREAM): parts land where each
+	 * says; per chunk of the buffer the bytes landed and, where a part
+	 * ended inside it, the bytes it will have (0: all of it).  Slices
+	 * of flow->stream_chunks, nchunks of max_msg_size each.
+	 */
+	bool			stream;
+	u32			*chunk_bytes;
+	u32			*chunk_want;
 };
 
 /* Per-flow counters beyond the engine's (flow->lock). */
@@ -531,6 +549,8 @@ struct sdr_flow {
 	struct sdr_acct		*acct;		/* NULL until charged */
 	size_t			charged;	/* bytes charged to acct */
 	u8			*recv_region;
+	u32			*stream_chunks;	/* per slot: 2 x nchunks(max_msg) */
+	u32			max_chunks;	/* nchunks(max_msg_size) */
 	u8			*send_region;
 	u8			*state_area;
 	size_t			region_size;	/* each of recv and send */

@@ -365,7 +365,7 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 		SDR_OP(sdr_send_post, SDR_SEND_POST_SIZE_V1,
 		       SDR_SEND_USER_PTR | SDR_SEND_STREAM_START |
 		       SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END |
-		       SDR_SEND_GROUP | SDR_SEND_MR,
+		       SDR_SEND_GROUP | SDR_SEND_MR | SDR_SEND_PARTS,
 		       SDR_OP_OUT | SDR_OP_UNLOCKED, sdr_ioc_send_post),
 	[_IOC_NR(SDR_IOC_FLOW_MODIFY)] =
 		SDR_OP(sdr_flow_modify, SDR_FLOW_MODIFY_SIZE_V1,

@@ -73,6 +73,7 @@ static void sdr_flow_free_work(struct work_struct *work)
 		if (ops->flow_free)
 			ops->flow_free(flow);
 	kfree(flow->slots);
+	kvfree(flow->stream_chunks);
 	kfree(flow->ps);
 	sdr_auth_free(&flow->auth);
 	for (i = 0; i + 1 < flow->nrails; i++) {
@@ -258,6 +259,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 {
 	struct sdr_dev *sdev = ctx->sdev;
 	u32 npkts, nchunks, id;
+	size_t chunk_counts;
 	struct sdr_flow *flow;
 	union ib_gid gid;
 	size_t region;
@@ -314,24 +316,32 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->region_size = region;
 	flow->state_size = PAGE_ALIGN((size_t)flow->state_stride *
 				      flow->max_msgs);
+	/* a streamed message's chunk counts, per slot */
+	flow->max_chunks = nchunks;
+	chunk_counts = (size_t)flow->max_msgs * 2 * nchunks * sizeof(u32);
 
 	ret = -ENOMEM;
 	/* the state area too: small chunks of a registered-memory flow */
-	if (2 * region + flow->state_size > (size_t)sdr_max_region_mb << 20)
+	if (2 * region + flow->state_size + chunk_counts >
+	    (size_t)sdr_max_region_mb << 20)
 		goto err_put;
 	/* counted and charged before anything big is allocated */
 	ret = sdr_acct_flow_add(ctx->acct);
 	if (ret)
 		goto err_put;
-	ret = sdr_acct_charge(ctx->acct, 2 * region + flow->state_size);
+	ret = sdr_acct_charge(ctx->acct, 2 * region + flow->state_size +
+			      chunk_counts);
 	if (ret) {
 		sdr_acct_flow_del(ctx->acct);
 		goto err_put;
 	}
 	sdr_acct_get(ctx->acct);
 	flow->acct = ctx->acct;
-	flow->charged = 2 * region + flow->state_size;
+	flow->charged = 2 * region + flow->state_size + chunk_counts;
 	ret = -ENOMEM;
+	flow->stream_chunks = kvzalloc(chunk_counts, GFP_KERNEL_ACCOUNT);
+	if (!flow->stream_chunks)
+		goto err_put;
 	flow->slots = kcalloc(flow->max_msgs, sizeof(*flow->slots),
 			      GFP_KERNEL_ACCOUNT);
 	if (region) {
@@ -719,6 +729,39 @@ static int sdr_flow_rx_unmatched(struct sdr_flow *flow,
 }
 
 /* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */
+/*
+ * A packet of a streamed message for slot @idx (sdr_wire_check_geometry()
+ * placed it in the stream): SR's or ADAPTIVE's, its part on the chunk
+ * grid, landing within the receive (else the receive cannot take the
+ * message: TOOBIG), the slot's message a stream too.
+ */
+static int sdr_flow_rx_stream(struct sdr_flow *flow,
+			      const struct sdr_policy_ops *ops, u32 idx,
+			      const struct sdr_pkt *pkt, const u8 *payload,
+			      struct sdr_ctrlq *q)
+{
+	struct sdr_rxslot *slot = &flow->slots[idx];
+
+	if (!(ops->features & SDR_PF_STREAM))
+		return SDR_DROP_FLAGS;
+	if (pkt->part % flow->chunk_size)
+		return SDR_DROP_GEOMETRY;
+	if (slot->state == SDR_RECV_POSTED) {
+		slot->ops = ops;
+	} else {
+		if (ops != slot->ops)
+			return SDR_DROP_POLICY;
+		if (!slot->stream)
+			return SDR_DROP_MSGLEN;
+	}
+	if (slot->state != SDR_RECV_DONE &&
+	    (u64)pkt->land + pkt->payload_len > slot->dst_len) {
+		sdr_slot_refuse(flow, idx, pkt, q);
+		return SDR_DROP_MSGLEN;
+	}
+	return ops->rx_data(flow, idx, pkt, payload, q);
+}
+
 static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			    const u8 *payload, struct sdr_ctrlq *q)
 {
@@ -759,6 +802,10 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			ops->rx_abandon(flow, idx, q);
 		return SDR_DROP_MSGLEN;
 	}
+	if (pkt->flags & SDR_PKT_F_STREAM)
+		return sdr_flow_rx_stream(flow, ops, idx, pkt, payload, q);
+	if (slot->state != SDR_RECV_POSTED && slot->stream)
+		return SDR_DROP_MSGLEN;
 	/*
 	 * Where the message lands (sdr_wire_decode() checked land >= offset):
 	 * on a chunk, ending within max_msg_size, as a true sender checked.
@@ -912,7 +959,9 @@ bool sdr_flow_tx_next(struct sdr_flow *flow, u32 rail, struct sdr_pkt *pkt,
 		r.urgent = flow->ctx && sdr_group_urgent(flow->ctx, msg->group);
 		if (!msg->ops->tx_next(flow, msg, &r, pkt, data))
 			continue;
-		pkt->land = msg->dst_off + pkt->offset;
+		/* a stream of parts: its policy said where each lands */
+		if (!msg->parts)
+			pkt->land = msg->dst_off + pkt->offset;
 		*msgp = msg;
 		msg->pkts_posted++;
 		sdr_flow_txq(flow, rail)->tx_packets++;
@@ -1001,13 +1050,183 @@ static const struct sdr_policy_ops *sdr_flow_msg_policy(struct sdr_flow *flow,
 	policy = flow->policy;
 	k = flow->ec_k;
 	m = flow->ec_m;
-	if (policy == SDR_POLICY_AUTO)
+	if (msg->parts) {
+		/* SR's, or ADAPTIVE's on its flows; NULL: the flow runs none */
+		if (policy != SDR_POLICY_ADAPTIVE)
+			policy = test_bit(SDR_POLICY_SR, &flow->policies_ready) ?
+				 SDR_POLICY_SR : SDR_POLICY_NR;
+	} else if (policy == SDR_POLICY_AUTO) {
 		policy = sdr_flow_auto_pick(flow, msg->npkts, ktime_get_ns(),
 					    &k, &m);
+	}
 	spin_unlock_bh(&flow->lock);
 	msg->ec_k = k;
 	msg->ec_m = m;
-	return sdr_policy_get(policy);
+	return policy < SDR_POLICY_NR ? sdr_policy_get(policy) : NULL;
+}
+
+/*
+ * Put new message @msg on the flow's list, numbered, its completion
+ * reserved and its group joined; its seq out in @arg.  The list holds
+ * the caller's reference from now on.
+ */
+static int sdr_send_list(struct sdr_ctx *ctx, struct sdr_flow *flow,
+			 struct sdr_txmsg *msg, struct sdr_send_post *arg)
+{
+	int ret;
+
+	spin_lock_bh(&flow->lock);
+	ret = flow->dead ? sdr_flow_gone(flow) : sdr_flow_usable(flow);
+	if (!ret && flow->tx_inflight_msgs >= flow->max_msgs)
+		ret = -EAGAIN;
+	if (!ret && !sdr_ctx_cq_reserve(ctx))
+		ret = -EAGAIN;
+	if (!ret && (arg->flags & SDR_SEND_GROUP)) {
+		ret = sdr_group_join(ctx, arg->group);
+		if (ret)
+			sdr_ctx_cq_unreserve(ctx);
+		else
+			msg->group = arg->group;
+	}
+	if (ret) {
+		spin_unlock_bh(&flow->lock);
+		return ret;
+	}
+	/* numbered only now, so numbers follow the order on the list */
+	msg->seq = flow->tx_next_seq++;
+	msg->sr.seq = msg->seq;
+	flow->tx_inflight_msgs++;
+	msg->listed = true;
+	list_add_tail(&msg->node, &flow->tx_msgs);
+	arg->seq = msg->seq;
+	spin_unlock_bh(&flow->lock);
+	return 0;
+}
+
+/*
+ * A stream of parts (SDR_SEND_PARTS with STREAM_START): no byte yet, no
+ * length; its parts come with CONT (sdr_send_parts_add()).  The table
+ * of their sources has room for as many parts as the stream may have
+ * packets.
+ */
+static int sdr_send_parts_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
+			      struct sdr_send_post *arg)
+{
+	struct sdr_txmsg *msg;
+	int ret;
+
+	if (arg->len || arg->msg_len || arg->addr || arg->dst_off ||
+	    (arg->flags & (SDR_SEND_USER_PTR | SDR_SEND_MR)) || arg->mr_id)
+		return -EINVAL;
+	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	kref_init(&msg->ref);
+	msg->parts = true;
+	msg->streaming = true;
+	msg->imm = arg->imm;
+	msg->user_data = arg->user_data;
+	msg->tparts = kvcalloc(sdr_stream_max_pkts(flow->max_msg_size,
+						   flow->payload),
+			       sizeof(*msg->tparts), GFP_KERNEL);
+	if (!msg->tparts) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	msg->ops = sdr_flow_msg_policy(flow, msg);
+	ret = -EOPNOTSUPP;
+	if (!msg->ops)
+		goto err_put;
+	ret = msg->ops->tx_init(flow, msg);
+	if (ret)
+		goto err_put;
+	ret = sdr_send_list(ctx, flow, msg, arg);
+	if (ret)
+		goto err_put;
+	return 0;
+
+err_put:
+	sdr_txmsg_put(msg);
+	return ret;
+}
+
+/*
+ * The next part of stream of parts arg->seq: its source (a reference on
+ * its registration, or a copy of the user's bytes, made with no lock
+ * held), then its packets, laid out by the engine.  -ENOSPC when they do
+ * not fit the packets the stream may have.
+ */
+static int sdr_send_parts_add(struct sdr_ctx *ctx, struct sdr_flow *flow,
+			      struct sdr_send_post *arg, bool end)
+{
+	bool uptr = arg->flags & SDR_SEND_USER_PTR;
+	struct sdr_txpart part = { NULL };
+	struct sdr_txmsg *msg;
+	u8 *kva = NULL;
+	int ret, idx;
+
+	if (end) {
+		if (arg->len || arg->addr || arg->dst_off || arg->mr_id ||
+		    (arg->flags & (SDR_SEND_USER_PTR | SDR_SEND_MR)))
+			return -EINVAL;
+	} else {
+		if (!arg->len || arg->len > flow->max_msg_size ||
+		    arg->dst_off % flow->chunk_size ||
+		    arg->dst_off > flow->max_msg_size - arg->len)
+			return -EINVAL;
+		if (arg->flags & SDR_SEND_MR) {
+			part.mr = sdr_mr_use(ctx, arg->mr_id, arg->addr,
+					     arg->len, &kva);
+			if (IS_ERR(part.mr))
+				return PTR_ERR(part.mr);
+			part.data = kva;
+		} else if (uptr) {
+			part.staging = kvmalloc(arg->len, GFP_KERNEL);
+			if (!part.staging)
+				return -ENOMEM;
+			if (copy_from_user(part.staging,
+					   u64_to_user_ptr(arg->addr),
+					   arg->len)) {
+				ret = -EFAULT;
+				goto out_part;
+			}
+			part.data = part.staging;
+		} else {
+			ret = -EINVAL;
+			if (flow->mr_only || arg->addr > flow->region_size ||
+			    arg->len > flow->region_size - arg->addr)
+				goto out_part;
+			part.data = flow->send_region + arg->addr;
+		}
+	}
+
+	spin_lock_bh(&flow->lock);
+	ret = flow->dead ? sdr_flow_gone(flow) : sdr_flow_usable(flow);
+	if (ret)
+		goto out_unlock;
+	msg = sdr_flow_find_stream(flow, arg->seq);
+	ret = -ESTALE;
+	if (!msg || !msg->parts)
+		goto out_unlock;
+	if (end) {
+		ret = sdr_sr_tx_stream_end(&msg->sr);
+		if (!ret)
+			msg->streaming = false;
+		goto out_unlock;
+	}
+	idx = sdr_sr_tx_stream_part(&msg->sr, arg->dst_off, arg->len);
+	ret = idx < 0 ? idx : 0;
+	if (ret)
+		goto out_unlock;
+	msg->tparts[idx] = part;
+	part = (struct sdr_txpart) { NULL };	/* the message's now */
+out_unlock:
+	spin_unlock_bh(&flow->lock);
+out_part:
+	if (part.mr)
+		sdr_mr_put(part.mr);
+	kvfree(part.staging);
+	return ret;
 }
 
 /*
@@ -1021,10 +1240,13 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	u64 msg_len = stream ? arg->msg_len : arg->len;
 	bool uptr = arg->flags & SDR_SEND_USER_PTR;
 	bool in_mr = arg->flags & SDR_SEND_MR;
+	bool parts = arg->flags & SDR_SEND_PARTS;
 	struct sdr_txmsg *msg;
 	u8 *kva = NULL;
 	int ret;
 
+	if (parts)
+		return sdr_send_parts_new(ctx, flow, arg);
 	if (!msg_len || msg_len > flow->max_msg_size)
 		return -EINVAL;
 	/* it lands on a chunk of the receive, and within max_msg_size */
@@ -1083,32 +1305,9 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	ret = msg->ops->tx_init(flow, msg);
 	if (ret)
 		goto err_put;
-
-	spin_lock_bh(&flow->lock);
-	ret = flow->dead ? sdr_flow_gone(flow) : sdr_flow_usable(flow);
-	if (!ret && flow->tx_inflight_msgs >= flow->max_msgs)
-		ret = -EAGAIN;
-	if (!ret && !sdr_ctx_cq_reserve(ctx))
-		ret = -EAGAIN;
-	if (!ret && (arg->flags & SDR_SEND_GROUP)) {
-		ret = sdr_group_join(ctx, arg->group);
-		if (ret)
-			sdr_ctx_cq_unreserve(ctx);
-		else
-			msg->group = arg->group;
-	}
-	if (ret) {
-		spin_unlock_bh(&flow->lock);
+	ret = sdr_send_list(ctx, flow, msg, arg);
+	if (ret)
 		goto err_put;
-	}
-	/* numbered only now, so numbers follow the order on the list */
-	msg->seq = flow->tx_next_seq++;
-	msg->sr.seq = msg->seq;
-	flow->tx_inflight_msgs++;
-	msg->listed = true;
-	list_add_tail(&msg->node, &flow->tx_msgs);
-	arg->seq = msg->seq;
-	spin_unlock_bh(&flow->lock);
 	return 0;
 
 err_put:
@@ -1139,6 +1338,9 @@ static int sdr_send_part(struct sdr_flow *flow, struct sdr_send_post *arg,
 	msg = sdr_flow_find_stream(flow, arg->seq);
 	ret = -ESTALE;
 	if (!msg)
+		goto out_unlock;
+	ret = -EINVAL;		/* a stream of parts takes SDR_SEND_PARTS */
+	if (msg->parts)
 		goto out_unlock;
 	ret = -EBUSY;
 	if (msg->copying)
@@ -1205,8 +1407,12 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 	if ((arg->flags & SDR_SEND_MR) ? arg->flags & SDR_SEND_USER_PTR :
 					 arg->mr_id)
 		goto out_put;
+	/* a stream of parts is a stream */
+	if ((arg->flags & SDR_SEND_PARTS) && !stream)
+		goto out_put;
 	/* where a message lands is said by its first post only */
-	if (arg->dst_off && (stream & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END)))
+	if (arg->dst_off && !(arg->flags & SDR_SEND_PARTS) &&
+	    (stream & (SDR_SEND_STREAM_CONT | SDR_SEND_STREAM_END)))
 		goto out_put;
 	/* a group is joined by a message's first post only */
 	if ((arg->flags & SDR_SEND_GROUP) ?
@@ -1218,6 +1424,9 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg)
 		ret = sdr_send_new(ctx, flow, arg, false);
 	else if (stream == SDR_SEND_STREAM_START)
 		ret = sdr_send_new(ctx, flow, arg, true);
+	else if (arg->flags & SDR_SEND_PARTS)
+		ret = sdr_send_parts_add(ctx, flow, arg,
+					 stream == SDR_SEND_STREAM_END);
 	else
 		ret = sdr_send_part(flow, arg, stream == SDR_SEND_STREAM_END);
 	if (!ret)

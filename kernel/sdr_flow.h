@@ -51,6 +51,7 @@ struct sdr_parity_ops {
 #define SDR_PF_PARITY	0x1	/* its DATA packets may carry parity */
 #define SDR_PF_ACKED	0x2	/* its sends take ACK, NACK and RNR */
 #define SDR_PF_PATHS	0x4	/* its tx_next picks among the allowed paths (rails) */
+#define SDR_PF_STREAM	0x8	/* it runs streams of parts (SDR_PKT_F_STREAM) */
 
 /*
  * A reliability policy, modelled on tcp_congestion_ops: the flow core
@@ -165,6 +166,8 @@ unsigned long *sdr_slot_pkt_bits(struct sdr_flow *flow, u32 idx);
 u32 sdr_rx_slot_of(const struct sdr_flow *flow, u32 seq);
 bool sdr_slot_waiting(const struct sdr_rxslot *s);
 void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt);
+void sdr_slot_stream_done(struct sdr_flow *flow, u32 idx, u32 msg_len,
+			  u32 npkts);
 u8 *sdr_slot_data(struct sdr_flow *flow, u32 idx);
 void sdr_slot_refuse(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		     struct sdr_ctrlq *q);

@@ -101,7 +101,7 @@ static u64 sdr_adk_stat(struct sdr_flow *flow, u32 i)
 
 const struct sdr_policy_ops sdr_adaptive_ops = {
 	.id		= SDR_POLICY_ADAPTIVE,
-	.features	= SDR_PF_ACKED | SDR_PF_PATHS,
+	.features	= SDR_PF_ACKED | SDR_PF_PATHS | SDR_PF_STREAM,
 	.base		= &sdr_sr_ops,
 	.engine		= sdr_adk_engine,
 	.flow_init	= sdr_adk_flow_init,

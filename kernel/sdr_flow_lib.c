@@ -148,12 +148,19 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 static void sdr_txmsg_release(struct kref *ref)
 {
 	struct sdr_txmsg *msg = container_of(ref, struct sdr_txmsg, ref);
+	u32 i;
 
 	if (msg->ops && msg->ops->tx_free)
 		msg->ops->tx_free(msg);
 	if (msg->mr)
 		sdr_mr_put(msg->mr);
 	kvfree(msg->staging);
+	for (i = 0; msg->tparts && i < msg->sr.nparts; i++) {
+		if (msg->tparts[i].mr)
+			sdr_mr_put(msg->tparts[i].mr);
+		kvfree(msg->tparts[i].staging);
+	}
+	kvfree(msg->tparts);
 	kfree(msg);
 }
 
@@ -200,10 +207,25 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 	struct sdr_rxslot *slot = &flow->slots[idx];
 
 	lockdep_assert_held(&flow->lock);
-	slot->msg_len = pkt->msg_len;
-	slot->dst_off = pkt->land - pkt->offset;
-	slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
-	slot->nchunks = sdr_msg_nchunks(slot->msg_len, flow->chunk_size);
+	if (pkt->flags & SDR_PKT_F_STREAM) {
+		/* its length, packets and chunks come with its end */
+		slot->stream = true;
+		slot->msg_len = 0;
+		slot->dst_off = 0;
+		slot->npkts = 0;
+		slot->nchunks = 0;
+		slot->chunk_bytes = flow->stream_chunks +
+				    (size_t)idx * 2 * flow->max_chunks;
+		slot->chunk_want = slot->chunk_bytes + flow->max_chunks;
+		memset(slot->chunk_bytes, 0,
+		       2 * flow->max_chunks * sizeof(u32));
+	} else {
+		slot->msg_len = pkt->msg_len;
+		slot->dst_off = pkt->land - pkt->offset;
+		slot->npkts = sdr_msg_npkts(pkt->msg_len, flow->payload);
+		slot->nchunks = sdr_msg_nchunks(slot->msg_len,
+						flow->chunk_size);
+	}
 	slot->state = SDR_RECV_ACTIVE;
 	WRITE_ONCE(st->imm, pkt->imm);
 	WRITE_ONCE(st->msg_len, pkt->msg_len);
@@ -211,7 +233,8 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 	WRITE_ONCE(st->chunks, slot->nchunks);
 	WRITE_ONCE(st->packets, slot->npkts);
 	/* imm, msg_len and the counts before the flag says they are set */
-	smp_store_release(&st->flags, SDR_RECV_F_STARTED);
+	smp_store_release(&st->flags, SDR_RECV_F_STARTED |
+			  (slot->stream ? SDR_RECV_F_STREAM : 0));
 	WRITE_ONCE(st->state, SDR_RECV_ACTIVE);
 }
 
@@ -242,11 +265,72 @@ void sdr_slot_refuse(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 	struct sdr_rxslot *slot = &flow->slots[idx];
 
 	lockdep_assert_held(&flow->lock);
-	sdr_slot_start(flow, idx, pkt);
+	if (slot->state == SDR_RECV_POSTED)
+		sdr_slot_start(flow, idx, pkt);
 	slot->refused = true;
 	sdr_slot_complete(flow, idx, SDR_STATUS_TOOBIG);
 	if (slot->ops->rx_abandon)
 		slot->ops->rx_abandon(flow, idx, q);
+}
+
+/*
+ * A streamed message's new packet @pkt is in place in slot @idx: count
+ * its bytes in the chunks it covers, and set the bit of each chunk that
+ * has them all (a part that ends inside a chunk says how many that
+ * chunk will have, and the receive's last chunk may be short).
+ */
+static void sdr_slot_mark_stream(struct sdr_flow *flow, u32 idx,
+				 const struct sdr_pkt *pkt)
+{
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	struct sdr_rxslot *slot = &flow->slots[idx];
+	u64 cs = flow->chunk_size, end = (u64)pkt->land + pkt->payload_len;
+	u64 from, to, want;
+	u32 c;
+
+	if (!pkt->payload_len)
+		return;		/* the end packet lands nothing */
+	if ((pkt->flags & SDR_PKT_F_PART_END) && end % cs)
+		slot->chunk_want[div64_u64(end, cs)] = (u32)(end % cs);
+	for (c = (u32)div64_u64(pkt->land, cs); (u64)c * cs < end; c++) {
+		from = max_t(u64, pkt->land, c * cs);
+		to = min_t(u64, end, (c + 1) * cs);
+		slot->chunk_bytes[c] += (u32)(to - from);
+		want = slot->chunk_want[c] ? slot->chunk_want[c] :
+		       min_t(u64, cs, min_t(u64, slot->dst_len,
+						 flow->max_msg_size) - c * cs);
+		if (slot->chunk_bytes[c] < want ||
+		    test_bit(c, sdr_slot_chunk_bits(flow, idx)))
+			continue;
+		/* the bytes before the chunk bit */
+		smp_mb__before_atomic();
+		set_bit(c, sdr_slot_chunk_bits(flow, idx));
+		slot->chunks_done++;
+		WRITE_ONCE(st->chunks_done, slot->chunks_done);
+	}
+	slot->pkts_done++;
+	WRITE_ONCE(st->packets_done, slot->pkts_done);
+	flow->stats.rx_packets++;
+	flow->stats.rx_bytes += pkt->payload_len;
+}
+
+/*
+ * A streamed message is whole: publish its length, packets and chunks
+ * before its completion does.
+ */
+void sdr_slot_stream_done(struct sdr_flow *flow, u32 idx, u32 msg_len,
+			  u32 npkts)
+{
+	struct sdr_recv_state *st = sdr_slot_state(flow, idx);
+	struct sdr_rxslot *slot = &flow->slots[idx];
+
+	lockdep_assert_held(&flow->lock);
+	slot->msg_len = msg_len;
+	slot->npkts = npkts;
+	slot->nchunks = slot->chunks_done;
+	WRITE_ONCE(st->msg_len, msg_len);
+	WRITE_ONCE(st->packets, npkts);
+	WRITE_ONCE(st->chunks, slot->nchunks);
 }
 
 /* A new packet's bytes into the slot, then its bits (flow->lock held). */
@@ -254,6 +338,14 @@ void sdr_slot_land(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt,
 		   const u8 *payload)
 {
 	lockdep_assert_held(&flow->lock);
+
+	if (flow->slots[idx].stream) {
+		/* sdr_flow_rx_stream() checked it lands within the receive */
+		memcpy(sdr_slot_data(flow, idx) + pkt->land, payload,
+		       pkt->payload_len);
+		sdr_slot_mark_stream(flow, idx, pkt);
+		return;
+	}
 
 	memcpy(sdr_slot_data(flow, idx) + pkt->offset, payload,
 	       pkt->payload_len);

@@ -162,6 +162,9 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
 			pops->rx_free_group(flow, idx, g);
 		if ((ret & SDR_SR_RX_DECODE) && pops)
 			pops->rx_queue_decode(flow, idx, g, now);
+		if ((ret & SDR_SR_RX_COMPLETE) && slot->stream)
+			sdr_slot_stream_done(flow, idx, slot->sr.msg_len,
+					     slot->sr.npkts);
 		if (ret & SDR_SR_RX_COMPLETE)
 			sdr_slot_complete(flow, idx, SDR_STATUS_OK);
 	}
@@ -309,15 +312,27 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
  */
 int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
+	struct sdr_sr_flow *ef = sdr_srk_ef(flow, msg->ops);
 	int ret;
 
+	if (msg->parts) {
+		/* a stream of parts: room for as many packets as it may have */
+		msg->sr_mem = kvzalloc(sdr_sr_tx_stream_size(flow->max_msg_size,
+							     flow->payload),
+				       GFP_KERNEL);
+		if (!msg->sr_mem)
+			return -ENOMEM;
+		return sdr_sr_tx_init_stream(ef, &msg->sr, 0,
+					     flow->max_msg_size, msg->sr_mem,
+					     ktime_get_ns());
+	}
 	msg->sr_mem = kvzalloc(sdr_sr_tx_size(msg->msg_len, flow->payload),
 			       GFP_KERNEL);
 	if (!msg->sr_mem)
 		return -ENOMEM;
 	/* numbered (msg->sr.seq) when it is listed */
-	ret = sdr_sr_tx_init(sdr_srk_ef(flow, msg->ops), &msg->sr, 0,
-			     msg->msg_len, msg->sr_mem, ktime_get_ns());
+	ret = sdr_sr_tx_init(ef, &msg->sr, 0, msg->msg_len, msg->sr_mem,
+			     ktime_get_ns());
 	if (ret)
 		return ret;
 	sdr_sr_tx_set_limit(&msg->sr, msg->ready);
@@ -364,11 +379,19 @@ bool sdr_srk_tx_next(struct sdr_flow *flow, struct sdr_txmsg *msg,
 	pkt->ts = txd.ts;
 	pkt->aux = txd.aux;
 	r->path = txd.path;
-	if ((txd.flags & SDR_PKT_F_PARITY) && msg->ops->parity)
+	if (msg->parts) {
+		/* where its part says; the end packet: no byte, the length */
+		pkt->land = txd.land;
+		pkt->part = txd.part_base;
+		pkt->msg_len = txd.flags & SDR_PKT_F_LAST ? msg->sr.msg_len : 0;
+		*data = txd.len ? msg->tparts[txd.part].data +
+				  (txd.land - txd.part_base) : NULL;
+	} else if ((txd.flags & SDR_PKT_F_PARITY) && msg->ops->parity) {
 		*data = msg->ops->parity->tx_row(flow, msg, txd.idx,
 						 SDR_EC_AUX_J(txd.aux));
-	else
+	} else {
 		*data = msg->data + txd.offset;
+	}
 	return true;
 }
 
@@ -458,7 +481,7 @@ static u64 sdr_srk_stat(struct sdr_flow *flow, u32 i)
 
 const struct sdr_policy_ops sdr_sr_ops = {
 	.id		= SDR_POLICY_SR,
-	.features	= SDR_PF_ACKED | SDR_PF_PATHS,
+	.features	= SDR_PF_ACKED | SDR_PF_PATHS | SDR_PF_STREAM,
 	.engine		= sdr_srk_engine,
 	.flow_init	= sdr_srk_flow_init,
 	.flow_free	= sdr_srk_flow_free,

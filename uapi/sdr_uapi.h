@@ -67,7 +67,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		7
+#define SDR_ABI_VERSION		8
 #define SDR_IOC_MAGIC		0xD5
 
 /*
@@ -373,6 +373,12 @@ struct sdr_flow_create {
 #define SDR_RECV_DONE		3	/* completion posted (see status) */
 
 #define SDR_RECV_F_STARTED	(1U << 0)	/* imm and msg_len valid */
+/*
+ * (ABI 8) a stream of parts (SDR_SEND_PARTS): parts land where each
+ * says; chunk bits only (no packet bits); msg_len, packets and chunks
+ * are set when it completes (0 until then).
+ */
+#define SDR_RECV_F_STREAM	(1U << 1)
 
 struct sdr_recv_state {
 	__u32 seq;		/* message sequence number of the posted receive */
@@ -557,6 +563,20 @@ struct sdr_recv_complete {
  *                          completes, nor can the registration be
  *                          removed before.  Every part of a stream names
  *                          the same mr_id; without the flag mr_id is 0.
+ *   SDR_SEND_PARTS         (ABI 8) with a stream flag: a stream of parts
+ *                          whose total is known only at its end (the SDR
+ *                          SDK's streamed send).  START opens it (len,
+ *                          msg_len, addr and dst_off 0; seq out); each
+ *                          CONT adds a part of len bytes (1 and up) from
+ *                          addr, each from the source its own flags name
+ *                          (region, USER_PTR, or MR with its own mr_id),
+ *                          landing at its own dst_off (a multiple of
+ *                          chunk_size, the part within max_msg_size), in
+ *                          any order; END (len 0) ends it.  Each part
+ *                          starts a packet: a stream holds at most twice
+ *                          the packets of a max_msg_size message (ENOSPC
+ *                          past that).  It runs SR (ADAPTIVE on an
+ *                          ADAPTIVE flow): EOPNOTSUPP on a NONE flow.
  * dst_off (ABI 7): where the message lands in the receive it matches, in
  * bytes: a multiple of the flow's chunk_size, with dst_off + the message
  * length at most max_msg_size; 0 is the buffer's start.  A receive whose
@@ -596,6 +616,7 @@ struct sdr_recv_complete {
 #define SDR_SEND_STREAM_END	(1U << 3)
 #define SDR_SEND_GROUP		(1U << 4)
 #define SDR_SEND_MR		(1U << 5)
+#define SDR_SEND_PARTS		(1U << 6)
 
 struct sdr_send_post {
 	__u32 size;

@@ -318,6 +318,30 @@ int sdr_flow_send_post_at(struct sdr_flow *flow, uint32_t flags,
 			  uint32_t *seq);
 
 /*
+ * A stream of parts (since 2.3, sdr 0.14.0; ABI 8): one message whose
+ * total is known only at its end, sent in parts, each from its own source
+ * (flags as for sdr_flow_send_post_at(): a region offset, a pointer, or
+ * registered memory mr_id) to its own place in the peer's receive
+ * (dst_off: a multiple of chunk_size, dst_off + len at most
+ * max_msg_size), in any order.  sdr_flow_parts_open() opens it (*seq:
+ * its number); sdr_flow_parts_add() adds a part of len bytes (1 and up),
+ * sent at once; sdr_flow_parts_end() ends it.  Its send completes once
+ * every part arrived and it ended; the receive's chunk bits are set as
+ * chunks fill (a chunk a part ends inside is complete at that end), its
+ * msg_len (the parts' bytes) known when it completes.  Each part starts
+ * a packet: a stream holds at most twice the packets of a max_msg_size
+ * message (-ENOSPC past that; the stream stays open).  It runs SR
+ * (ADAPTIVE on an ADAPTIVE flow); -EOPNOTSUPP on a NONE flow.  -ESTALE:
+ * seq names no open stream of parts.
+ */
+int sdr_flow_parts_open(struct sdr_flow *flow, uint32_t imm,
+			uint64_t user_data, uint32_t *seq);
+int sdr_flow_parts_add(struct sdr_flow *flow, uint32_t seq, uint32_t flags,
+		       uint32_t mr_id, uint64_t addr, uint64_t len,
+		       uint32_t dst_off);
+int sdr_flow_parts_end(struct sdr_flow *flow, uint32_t seq);
+
+/*
  * Exchange endpoint blobs (or any len bytes) over TCP.  host NULL: listen
  * on port and accept one peer; else connect to host:port, retrying while
  * the peer is not listening yet.  timeout_ms < 0 waits forever.  With sock

@@ -139,6 +139,13 @@ int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk)
 	return (int)((w >> (bit % 64)) & 1);
 }
 
+/* Bit @bit of @h's buffer's chunk bitmap, loaded with acquire. */
+bool sdr__recv_chunk_bit(const struct sdr_recv *h, uint64_t bit)
+{
+	return (__atomic_load_n(&h->chunk_bm[bit / 64], __ATOMIC_ACQUIRE) >>
+		(bit % 64)) & 1;
+}
+
 /*
  * The packets holding a byte of [from, to) of @h's message, clipped to
  * its length: [*first, *first + n), n returned (0 for no byte).

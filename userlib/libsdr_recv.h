@@ -15,6 +15,7 @@
  * its msg_len) has landed, its bit loaded with acquire; false when the
  * range holds no byte.  The receive has started (sdr_recv_imm() is 0).
  */
+bool sdr__recv_chunk_bit(const struct sdr_recv *h, uint64_t bit);
 bool sdr__recv_bytes_landed(const struct sdr_recv *h, uint64_t from,
 			    uint64_t to);
 

@@ -48,6 +48,7 @@ struct sdr_send_handle {
 	struct sdr_qp *qp;
 	bool used;
 	bool done;
+	bool streaming;			/* a streamed send not yet ended */
 	uint8_t status;			/* SDR_STATUS_* once done */
 	uint32_t seq;
 };
@@ -429,6 +430,16 @@ int sdr_recv_bitmap_chunk_expand(struct sdr_recv_handle *handle,
 		return SDR_SUCCESS;	/* nothing arrived yet */
 	if (ret)
 		return sdk_rc(ret);
+	/*
+	 * A streamed message's parts land where each says and it publishes
+	 * chunk bits only: a chunk's units count once the chunk is whole.
+	 */
+	if (sdr_recv_state(handle->recv)->flags & SDR_RECV_F_STREAM) {
+		if (sdr__recv_chunk_bit(handle->recv, chunk_offset))
+			for (u = 0; u < nunits; u++)
+				bitmap[u / 64] |= 1ULL << (u % 64);
+		return SDR_SUCCESS;
+	}
 	/* the message starts dst_off into the buffer (a chunk boundary) */
 	base = sdr_recv_state(handle->recv)->dst_off;
 	for (u = 0; u < nunits; u++) {
@@ -497,6 +508,66 @@ int sdr_send_post(struct sdr_qp *qp, struct sdr_send_wr *wr,
 	h->used = true;
 	h->done = false;
 	*handle = h;
+	return SDR_SUCCESS;
+}
+
+int sdr_streaming_send_start(struct sdr_qp *qp, struct sdr_send_start_wr *wr,
+			     struct sdr_send_handle **handle)
+{
+	struct sdr_send_handle *h;
+	int ret;
+
+	if (!qp || !wr || !handle ||
+	    (wr->opcode != SDR_WR_WRITE && wr->opcode != SDR_WR_WRITE_WITH_IMM))
+		return sdk_fail(EINVAL);
+	if (!qp->send_enable)
+		return sdk_fail(EPERM);
+	h = send_handle_get(qp);
+	if (!h)
+		return SDR_RETRY;	/* max messages in flight */
+	ret = sdr_flow_parts_open(qp->flow,
+				  wr->opcode == SDR_WR_WRITE_WITH_IMM ?
+				  wr->imm_value : 0, (uintptr_t)h, &h->seq);
+	if (ret)
+		return sdk_rc(ret);
+	h->used = true;
+	h->done = false;
+	h->streaming = true;
+	*handle = h;
+	return SDR_SUCCESS;
+}
+
+int sdr_streaming_send_continue(struct sdr_send_handle *handle,
+				struct sdr_send_continue_wr *wr)
+{
+	const struct sdr_flow_props *geo;
+	int ret;
+
+	if (!handle || !handle->used || !handle->streaming || !wr ||
+	    !wr->length)
+		return sdk_fail(EINVAL);
+	geo = handle->qp->geo;
+	if (wr->length > geo->max_msg_size ||
+	    wr->remote_offset > (geo->max_msg_size - wr->length) /
+				geo->chunk_size)
+		return sdk_fail(EINVAL);
+	ret = sdr_flow_parts_add(handle->qp->flow, handle->seq, SDR_SEND_MR,
+				 wr->lkey, wr->local_addr, wr->length,
+				 (uint32_t)(wr->remote_offset *
+					    geo->chunk_size));
+	return ret ? sdk_fail(-ret) : SDR_SUCCESS;
+}
+
+int sdr_streaming_send_end(struct sdr_send_handle *handle)
+{
+	int ret;
+
+	if (!handle || !handle->used || !handle->streaming)
+		return sdk_fail(EINVAL);
+	ret = sdr_flow_parts_end(handle->qp->flow, handle->seq);
+	if (ret)
+		return sdk_fail(-ret);
+	handle->streaming = false;
 	return SDR_SUCCESS;
 }
 

@@ -97,6 +97,29 @@ int sdr_flow_send_post_at(struct sdr_flow *flow, uint32_t flags,
 			  user_data, seq);
 }
 
+int sdr_flow_parts_open(struct sdr_flow *flow, uint32_t imm,
+			uint64_t user_data, uint32_t *seq)
+{
+	return send_ioctl(flow, SDR_SEND_PARTS | SDR_SEND_STREAM_START, 0, 0,
+			  0, 0, 0, imm, user_data, seq);
+}
+
+int sdr_flow_parts_add(struct sdr_flow *flow, uint32_t seq, uint32_t flags,
+		       uint32_t mr_id, uint64_t addr, uint64_t len,
+		       uint32_t dst_off)
+{
+	if (flags & ~(SDR_SEND_USER_PTR | SDR_SEND_MR))
+		return -EINVAL;
+	return send_ioctl(flow, flags | SDR_SEND_PARTS | SDR_SEND_STREAM_CONT,
+			  mr_id, addr, len, 0, dst_off, 0, 0, &seq);
+}
+
+int sdr_flow_parts_end(struct sdr_flow *flow, uint32_t seq)
+{
+	return send_ioctl(flow, SDR_SEND_PARTS | SDR_SEND_STREAM_END, 0, 0, 0,
+			  0, 0, 0, 0, &seq);
+}
+
 int sdr_send_stream_start(struct sdr_flow *flow, uint64_t msg_len,
 			  uint64_t addr, uint64_t len, uint32_t flags,
 			  uint32_t imm, uint64_t user_data, uint32_t *seq)

@@ -3,9 +3,9 @@
  * The SDR SDK's API (SDR-RDMA's sdr.h), implemented by libsdr over sdr.ko:
  * contexts, QPs, registered memory, receives into it whose arrival is a
  * bitmap of chunks, and sends from it, at a remote offset of the
- * receive's buffer if they like.  Not yet here: the streamed sends
- * (sdr_streaming_send_*), whose parts land in one receive at offsets
- * chosen part by part.  A program written for the SDK includes <sdr.h> and
+ * receive's buffer if they like, or in parts whose total is known only at
+ * the end (sdr_streaming_send_*), each landing at its own offset.  A
+ * program written for the SDK includes <sdr.h> and
  * <sdr_mr.h>, links -lsdr, and builds unchanged.
  *
  * What an SDK QP is here: one sdr flow (libsdr.h) whose receives land in
@@ -100,6 +100,24 @@ struct sdr_send_wr {
 	uint64_t remote_offset;	/* in chunks of the receive buffer */
 };
 
+/*
+ * A streamed send (sdr_streaming_send_start()): its opcode and immediate;
+ * then each part (sdr_streaming_send_continue()): length bytes at
+ * local_addr (registered, lkey) that land remote_offset chunks into the
+ * receive's buffer.
+ */
+struct sdr_send_start_wr {
+	enum sdr_wr_opcode opcode;
+	uint32_t imm_value;	/* SDR_WR_WRITE_WITH_IMM only */
+};
+
+struct sdr_send_continue_wr {
+	uint32_t length;
+	uint64_t local_addr;
+	uint32_t lkey;
+	uint64_t remote_offset;	/* in chunks of the receive buffer */
+};
+
 /* A receive: at most max_length bytes at address (registered, lkey). */
 struct sdr_recv_wr {
 	uint32_t max_length;
@@ -140,6 +158,20 @@ int sdr_send_post(struct sdr_qp *qp, struct sdr_send_wr *wr,
 		  struct sdr_send_handle **handle);
 int sdr_send_poll(struct sdr_send_handle *handle, int *completed_flag,
 		  struct sdr_send_status *status);
+
+/*
+ * One message sent in parts, its total unknown at the start: each part
+ * goes as soon as it is posted and lands at its own chunk offset of the
+ * one receive it matches; the send completes (sdr_send_poll()) once
+ * every part arrived and the stream ended.  A part smaller than a packet
+ * takes a packet: a stream holds at most twice the packets of a message
+ * of the QP's largest size (SDR_ERROR, errno ENOSPC, past that).
+ */
+int sdr_streaming_send_start(struct sdr_qp *qp, struct sdr_send_start_wr *wr,
+			     struct sdr_send_handle **handle);
+int sdr_streaming_send_continue(struct sdr_send_handle *handle,
+				struct sdr_send_continue_wr *wr);
+int sdr_streaming_send_end(struct sdr_send_handle *handle);
 
 /* ---- sdr's extensions ---- */
 

@@ -429,6 +429,149 @@ TEST_F(sdk, remote_offsets_land_in_place)
 }
 
 /* Every bad call: SDR_ERROR (or NULL) and its errno. */
+/*
+ * A streamed send: parts from two registrations land at their own chunk
+ * offsets of one receive, out of order, one of a single byte; the
+ * immediate is there with the first part, the send completes only after
+ * the end; the bitmap says exactly the chunks the parts filled (a chunk
+ * a part ends inside counts once that part is in), every other byte of
+ * the receive is untouched.  Then the errors: a part past the QP's
+ * largest message, of no bytes, after the end; a stream of more parts
+ * than it may have packets (ENOSPC, the stream still usable); a part
+ * past the receive's end fails the send and lands nothing.
+ */
+TEST_F(sdk, streamed_send_lands_part_by_part)
+{
+	const uint32_t maxlen = MIB, la = 70000, lb = 200000;
+	uint8_t *rbuf = malloc(maxlen), *s1 = malloc(lb), *s2 = malloc(la);
+	struct sdr_send_status st = { 0 };
+	struct sdr_send_handle *sh;
+	struct sdr_recv_handle *rh;
+	struct sdr_mr *rmr, *m1, *m2;
+	uint32_t rkey, k1, k2, imm = 0, n;
+	uint64_t exp[1];
+	uint8_t *bits;
+	size_t nb;
+	int done = 0, ret;
+
+	ASSERT_TRUE(rbuf && s1 && s2);
+	memset(rbuf, 0xa5, maxlen);
+	pattern_fill(s1, 21, 0, lb);
+	pattern_fill(s2, 22, 0, la);
+	rmr = sdr_mr_reg(self->cr, rbuf, maxlen, SDR_ACCESS_REMOTE_WRITE);
+	m1 = sdr_mr_reg(self->cs, s1, lb, SDR_ACCESS_REMOTE_WRITE);
+	m2 = sdr_mr_reg(self->cs, s2, la, SDR_ACCESS_REMOTE_WRITE);
+	ASSERT_TRUE(rmr && m1 && m2);
+	ASSERT_EQ(sdr_mr_lkey_get(rmr, &rkey), SDR_SUCCESS);
+	ASSERT_EQ(sdr_mr_lkey_get(m1, &k1), SDR_SUCCESS);
+	ASSERT_EQ(sdr_mr_lkey_get(m2, &k2), SDR_SUCCESS);
+
+	struct sdr_recv_wr rw = { .max_length = maxlen, .lkey = rkey,
+				  .address = (uintptr_t)rbuf };
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh), SDR_SUCCESS);
+	struct sdr_send_start_wr sw = { .opcode = SDR_WR_WRITE_WITH_IMM,
+					.imm_value = 0x5ee };
+	ASSERT_EQ(sdr_streaming_send_start(self->qs, &sw, &sh), SDR_SUCCESS);
+	EXPECT_EQ(sdr_send_poll(sh, &done, NULL), SDR_RETRY);
+	EXPECT_EQ(sdr_recv_imm_get(rh, &imm), SDR_RETRY);
+
+	/* 70000 bytes at chunk 10: chunks 10 and 11 (4464 bytes of it) */
+	struct sdr_send_continue_wr cw = { .length = la,
+					   .local_addr = (uintptr_t)s2,
+					   .lkey = k2, .remote_offset = 10 };
+	ASSERT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_SUCCESS);
+	ASSERT_EQ(bits_wait(rh, 10, 12), 0);
+	ASSERT_EQ(sdr_recv_imm_get(rh, &imm), SDR_SUCCESS);
+	EXPECT_EQ(imm, 0x5ee);
+	usleep(100000);
+	EXPECT_EQ(sdr_send_poll(sh, &done, NULL), SDR_RETRY);	/* not ended */
+	/* 200000 bytes at chunk 0, then one byte at chunk 7 */
+	cw = (struct sdr_send_continue_wr) { .length = lb,
+		.local_addr = (uintptr_t)s1, .lkey = k1, .remote_offset = 0 };
+	ASSERT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_SUCCESS);
+	cw = (struct sdr_send_continue_wr) { .length = 1,
+		.local_addr = (uintptr_t)(s1 + 5), .lkey = k1,
+		.remote_offset = 7 };
+	ASSERT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_SUCCESS);
+	/* past the QP's largest message, or empty: refused, nothing sent */
+	cw.remote_offset = 4 * MIB / 65536;
+	EXPECT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_ERROR);
+	EXPECT_EQ(errno, EINVAL);
+	cw.remote_offset = 7;
+	cw.length = 0;
+	EXPECT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_ERROR);
+	EXPECT_EQ(errno, EINVAL);
+	ASSERT_EQ(sdr_streaming_send_end(sh), SDR_SUCCESS);
+	cw.length = 1;
+	EXPECT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_ERROR);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(sdr_streaming_send_end(sh), SDR_ERROR);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(send_wait(sh, &st), SDR_SUCCESS);
+	EXPECT_EQ(st.flags, 0);
+
+	ASSERT_EQ(sdr_recv_bitmap_get(rh, &bits, &nb), SDR_SUCCESS);
+	ASSERT_EQ(nb, 2);
+	EXPECT_EQ(bits[0], 0x8f);	/* chunks 0-3 and 7 */
+	EXPECT_EQ(bits[1], 0x0c);	/* 10 and 11 */
+	EXPECT_EQ(memcmp(rbuf, s1, lb), 0);
+	EXPECT_EQ(first_not(rbuf + lb, 0xa5, 7 * 65536 - lb), -1);
+	EXPECT_EQ(rbuf[7 * 65536], s1[5]);
+	EXPECT_EQ(first_not(rbuf + 7 * 65536 + 1, 0xa5, 3 * 65536 - 1), -1);
+	EXPECT_EQ(memcmp(rbuf + 10 * 65536, s2, la), 0);
+	EXPECT_EQ(first_not(rbuf + 10 * 65536 + la, 0xa5,
+			    maxlen - 10 * 65536 - la), -1);
+	ASSERT_EQ(sdr_recv_bitmap_chunk_expand(rh, 0, exp), SDR_SUCCESS);
+	EXPECT_EQ(exp[0], 0xffff);
+	ASSERT_EQ(sdr_recv_bitmap_chunk_expand(rh, 4, exp), SDR_SUCCESS);
+	EXPECT_EQ(exp[0], 0);
+	ASSERT_EQ(sdr_recv_complete(rh), SDR_SUCCESS);
+
+	/* one-byte parts until the stream's packets run out */
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh), SDR_SUCCESS);
+	sw.opcode = SDR_WR_WRITE;
+	ASSERT_EQ(sdr_streaming_send_start(self->qs, &sw, &sh), SDR_SUCCESS);
+	for (n = 0; n < 100000; n++) {
+		cw = (struct sdr_send_continue_wr) { .length = 1,
+			.local_addr = (uintptr_t)(s1 + n % 16), .lkey = k1,
+			.remote_offset = n % 16 };
+		ret = sdr_streaming_send_continue(sh, &cw);
+		if (ret != SDR_SUCCESS)
+			break;
+	}
+	EXPECT_EQ(ret, SDR_ERROR);
+	EXPECT_EQ(errno, ENOSPC);
+	TH_LOG("%u one-byte parts in a stream", n);
+	EXPECT_GT(n, 1000);
+	ASSERT_EQ(sdr_streaming_send_end(sh), SDR_SUCCESS);
+	EXPECT_EQ(send_wait(sh, NULL), SDR_SUCCESS);
+	ASSERT_EQ(bits_wait(rh, 0, 16), 0);
+	for (n = 0; n < 16; n++)
+		EXPECT_EQ(rbuf[n * 65536], s1[n]);
+	ASSERT_EQ(sdr_recv_complete(rh), SDR_SUCCESS);
+
+	/* a part past the receive's end: the send fails, nothing lands */
+	memset(rbuf, 0xa5, maxlen);
+	rw.max_length = 2 * 65536;
+	ASSERT_EQ(sdr_recv_post(self->qr, &rw, &rh), SDR_SUCCESS);
+	ASSERT_EQ(sdr_streaming_send_start(self->qs, &sw, &sh), SDR_SUCCESS);
+	cw = (struct sdr_send_continue_wr) { .length = 100,
+		.local_addr = (uintptr_t)s1, .lkey = k1, .remote_offset = 3 };
+	ASSERT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_SUCCESS);
+	ASSERT_EQ(sdr_streaming_send_end(sh), SDR_SUCCESS);
+	EXPECT_EQ(send_wait(sh, &st), SDR_ERROR);
+	EXPECT_EQ(errno, EIO);
+	EXPECT_EQ(first_not(rbuf, 0xa5, maxlen), -1);
+	ASSERT_EQ(sdr_recv_complete(rh), SDR_SUCCESS);
+
+	EXPECT_EQ(sdr_mr_dereg(m1), SDR_SUCCESS);
+	EXPECT_EQ(sdr_mr_dereg(m2), SDR_SUCCESS);
+	EXPECT_EQ(sdr_mr_dereg(rmr), SDR_SUCCESS);
+	free(rbuf);
+	free(s1);
+	free(s2);
+}
+
 TEST_F(sdk, errors)
 {
 	struct sdr_qp_attr a = qp_attr(16, 2);
