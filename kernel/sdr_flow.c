@@ -728,7 +728,6 @@ static int sdr_flow_rx_unmatched(struct sdr_flow *flow,
 	return ahead >= 0 ? SDR_DROP_NO_RECV : SDR_DROP_STALE;
 }
 
-/* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */
 /*
  * A packet of a streamed message for slot @idx (sdr_wire_check_geometry()
  * placed it in the stream): SR's or ADAPTIVE's, its part on the chunk
@@ -762,6 +761,7 @@ static int sdr_flow_rx_stream(struct sdr_flow *flow,
 	return ops->rx_data(flow, idx, pkt, payload, q);
 }
 
+/* A DATA packet from the peer (flow->lock held): 0 or a drop reason. */
 static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 			    const u8 *payload, struct sdr_ctrlq *q)
 {

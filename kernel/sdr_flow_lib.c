@@ -228,7 +228,7 @@ void sdr_slot_start(struct sdr_flow *flow, u32 idx, const struct sdr_pkt *pkt)
 	}
 	slot->state = SDR_RECV_ACTIVE;
 	WRITE_ONCE(st->imm, pkt->imm);
-	WRITE_ONCE(st->msg_len, pkt->msg_len);
+	WRITE_ONCE(st->msg_len, slot->msg_len);
 	WRITE_ONCE(st->dst_off, slot->dst_off);
 	WRITE_ONCE(st->chunks, slot->nchunks);
 	WRITE_ONCE(st->packets, slot->npkts);
