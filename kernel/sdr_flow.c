@@ -1051,8 +1051,10 @@ static const struct sdr_policy_ops *sdr_flow_msg_policy(struct sdr_flow *flow,
 	k = flow->ec_k;
 	m = flow->ec_m;
 	if (msg->parts) {
-		/* SR's, or ADAPTIVE's on its flows; NULL: the flow runs none */
-		if (policy != SDR_POLICY_ADAPTIVE)
+		/* SR's, or ADAPTIVE's on its flows; NULL on a NONE flow */
+		if (policy == SDR_POLICY_NONE)
+			policy = SDR_POLICY_NR;
+		else if (policy != SDR_POLICY_ADAPTIVE)
 			policy = test_bit(SDR_POLICY_SR, &flow->policies_ready) ?
 				 SDR_POLICY_SR : SDR_POLICY_NR;
 	} else if (policy == SDR_POLICY_AUTO) {
@@ -1501,6 +1503,29 @@ static void sdr_flow_unaccount(struct sdr_flow *flow)
 	sdr_acct_put(a);
 }
 
+/*
+ * A stopped flow lands nothing more: the registrations its receives
+ * hold go back as it leaves its context, so a process that exits, or
+ * deregisters once the flow is gone, has its pinned pages (and their
+ * charge) back at once, not when the flow's last reference goes.
+ */
+static void sdr_flow_drop_recv_mrs(struct sdr_flow *flow)
+{
+	struct sdr_rxslot *slot;
+	u32 i;
+
+	spin_lock_bh(&flow->lock);
+	for (i = 0; i < flow->max_msgs; i++) {
+		slot = &flow->slots[i];
+		if (!slot->mr)
+			continue;
+		sdr_mr_put(slot->mr);
+		slot->mr = NULL;
+		slot->dst = NULL;
+	}
+	spin_unlock_bh(&flow->lock);
+}
+
 /* Destroy a flow of @ctx (ctx->lock held, device users lock held). */
 static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			    bool tell_peer)
@@ -1522,6 +1547,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	spin_unlock_bh(&flow->lock);
 	if (!flow->dead)
 		sdr_flow_shutdown(flow, SDR_STATUS_FLUSHED);
+	sdr_flow_drop_recv_mrs(flow);
 	if (tell_peer && connected)
 		sdev->xmit->send_ctrl(sdev, flow, &close, NULL, 0);
 	sdr_flow_release_ah(flow);

@@ -332,7 +332,9 @@ int sdr_flow_send_post_at(struct sdr_flow *flow, uint32_t flags,
  * a packet: a stream holds at most twice the packets of a max_msg_size
  * message (-ENOSPC past that; the stream stays open).  It runs SR
  * (ADAPTIVE on an ADAPTIVE flow); -EOPNOTSUPP on a NONE flow.  -ESTALE:
- * seq names no open stream of parts.
+ * seq names no open stream of parts: also once its send has completed
+ * in failure before it ended (the receiver refused a part, or its
+ * retries ran out), its completion then on the ring.
  */
 int sdr_flow_parts_open(struct sdr_flow *flow, uint32_t imm,
 			uint64_t user_data, uint32_t *seq);

@@ -565,7 +565,11 @@ int sdr_streaming_send_end(struct sdr_send_handle *handle)
 	if (!handle || !handle->used || !handle->streaming)
 		return sdk_fail(EINVAL);
 	ret = sdr_flow_parts_end(handle->qp->flow, handle->seq);
-	if (ret)
+	/*
+	 * ESTALE: the send already ended, failed (the receiver refused a
+	 * part, the flow failed); sdr_send_poll() reports how.
+	 */
+	if (ret && ret != -ESTALE)
 		return sdk_fail(-ret);
 	handle->streaming = false;
 	return SDR_SUCCESS;

@@ -165,7 +165,10 @@ int sdr_send_poll(struct sdr_send_handle *handle, int *completed_flag,
  * one receive it matches; the send completes (sdr_send_poll()) once
  * every part arrived and the stream ended.  A part smaller than a packet
  * takes a packet: a stream holds at most twice the packets of a message
- * of the QP's largest size (SDR_ERROR, errno ENOSPC, past that).
+ * of the QP's largest size (SDR_ERROR, errno ENOSPC, past that).  Once
+ * the send has failed (the receiver refused a part: it lands past the
+ * receive's end) a further part fails with errno ESTALE; end it still,
+ * and sdr_send_poll() reports the failure.
  */
 int sdr_streaming_send_start(struct sdr_qp *qp, struct sdr_send_start_wr *wr,
 			     struct sdr_send_handle **handle);

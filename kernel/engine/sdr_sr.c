@@ -1911,12 +1911,14 @@ void sdr_sr_rx_set_urgent(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
  * A streamed message's packet (sdr_wire_check_geometry() placed it):
  * one of a stream, not EC; a data packet below the end if that came, the
  * end past every packet that came and the same each time.  The end
- * tells how many packets the message has and its bytes.
+ * tells how many packets the message has and its bytes: never fewer than
+ * the data packets that came carry, and exactly theirs once all came.
  */
 static int sdr_sr_rx_stream(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
 			    u32 pay, u32 idx, bool ec)
 {
 	bool end = pkt->flags & SDR_PKT_F_LAST;
+	u64 bytes = r->stream_bytes + pkt->payload_len;
 
 	if (ec)
 		return -SDR_DROP_FLAGS;
@@ -1928,12 +1930,25 @@ static int sdr_sr_rx_stream(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
 	} else if (!r->stream) {
 		return -SDR_DROP_MSGLEN;
 	}
-	if (!end)
-		return idx < r->npkts - 1 ? 0 : -SDR_DROP_GEOMETRY;
+	if (!end) {
+		if (idx >= r->npkts - 1)
+			return -SDR_DROP_GEOMETRY;
+		if (sdr_bitmap_test(r->map, r->npkts, idx))
+			return 0;		/* a duplicate */
+		/* the last data packet to come makes the end's count */
+		if (!r->stream_open &&
+		    (bytes > r->msg_len ||
+		     (r->nrecv + 1 == r->npkts && bytes != r->msg_len)))
+			return -SDR_DROP_MSGLEN;
+		r->stream_bytes = bytes;
+		return 0;
+	}
 	if (!r->stream_open)
 		return idx == r->npkts - 1 && pkt->msg_len == r->msg_len ?
 		       0 : -SDR_DROP_MSGLEN;
-	if (idx < r->high)
+	/* every data packet that came is below it (nrecv == idx: all) */
+	if (idx < r->high || pkt->msg_len < r->stream_bytes ||
+	    (r->nrecv == idx && pkt->msg_len != r->stream_bytes))
 		return -SDR_DROP_MSGLEN;
 	r->stream_open = false;
 	r->npkts = idx + 1;

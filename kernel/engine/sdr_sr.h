@@ -321,6 +321,7 @@ struct sdr_sr_rx {
 	bool	started;	/* a packet of the message came */
 	bool	stream;		/* a streamed message (sdr_wire.h) */
 	bool	stream_open;	/* ... whose end did not come yet */
+	u64	stream_bytes;	/* a stream's: its data packets' bytes so far */
 	bool	ack_now;
 	bool	complete;
 	u8	complete_ack;	/* COMPLETE ACKs due (ADAPTIVE sends two) */

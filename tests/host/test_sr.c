@@ -1929,6 +1929,78 @@ static void test_sr_stream_empty(void)
 	free(rmem);
 }
 
+/* a forged packet of stream 3: data (len 1..100 at land) or its end */
+static struct sdr_pkt stream_pkt(u32 idx, u32 land, u32 part, u32 len,
+				 u32 end_bytes, bool end)
+{
+	struct sdr_pkt p = {
+		.type = SDR_PKT_DATA, .policy = SDR_WIRE_POLICY_SR,
+		.msg_seq = 3, .offset = idx * 100,
+		.flags = SDR_PKT_F_STREAM | (end ? SDR_PKT_F_LAST : 0) |
+			 (!end && len < 100 ? SDR_PKT_F_PART_END : 0),
+		.payload_len = end ? 0 : len, .msg_len = end ? end_bytes : 0,
+		.land = end ? 0 : land, .part = end ? 0 : part,
+	};
+
+	return p;
+}
+
+/*
+ * A peer's end packet counts the bytes of its parts: never fewer than
+ * the data packets that came carry, exactly theirs once all came, in
+ * either order; a packet that would contradict it is refused and the
+ * message completes with the true count.
+ */
+static void test_sr_stream_end_counts(void)
+{
+	struct sdr_sr_flow f, fr;
+	struct sdr_sr_cfg cfg;
+	struct sdr_paths ps;
+	struct sdr_sr_rx r;
+	struct sdr_pkt p;
+	u64 now = 1000 * MS;
+	void *rmem = malloc(sdr_sr_rx_size(1000, 100));
+
+	dup_flows(&cfg, &f, &fr, &ps);
+	/* the end first: 150 bytes in three packets */
+	sdr_sr_rx_init(&fr, &r, 1000, rmem);
+	p = stream_pkt(0, 0, 0, 100, 0, false);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	p = stream_pkt(2, 0, 0, 0, 99, true);	/* fewer than came */
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	p = stream_pkt(2, 0, 0, 0, 150, true);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	p = stream_pkt(2, 0, 0, 0, 160, true);	/* another end */
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	p = stream_pkt(1, 100, 100, 100, 0, false);	/* 200 > 150 */
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	p = stream_pkt(1, 300, 300, 40, 0, false);	/* 140 != 150 */
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	CHECK(!r.complete);
+	p = stream_pkt(1, 300, 300, 50, 0, false);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_COMPLETE);
+	CHECK_EQ(r.msg_len, 150);
+
+	/* the data first: 130 bytes, then ends that miscount them */
+	sdr_sr_rx_init(&fr, &r, 1000, rmem);
+	p = stream_pkt(0, 0, 0, 100, 0, false);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	p = stream_pkt(1, 100, 100, 30, 0, false);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_NEW);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_DUP);
+	p = stream_pkt(2, 0, 0, 0, 100, true);
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	p = stream_pkt(2, 0, 0, 0, 140, true);
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	p = stream_pkt(1, 0, 0, 0, 130, true);	/* below a packet that came */
+	CHECK_EQ(sdr_sr_rx_data(&fr, &r, &p, now), -SDR_DROP_MSGLEN);
+	CHECK(!r.complete);
+	p = stream_pkt(2, 0, 0, 0, 130, true);
+	CHECK(sdr_sr_rx_data(&fr, &r, &p, now) & SDR_SR_RX_COMPLETE);
+	CHECK_EQ(r.msg_len, 130);
+	free(rmem);
+}
+
 /*
  * The late first copy of a message's last packet comes after its resend
  * completed the message: the COMPLETE answer names it (or, the receive
@@ -2339,6 +2411,7 @@ void test_sr(void)
 	TAP_RUN(test_sr_stream);
 	TAP_RUN(test_sr_stream_full);
 	TAP_RUN(test_sr_stream_empty);
+	TAP_RUN(test_sr_stream_end_counts);
 	TAP_RUN(test_sr_dup_after_done);
 	TAP_RUN(test_sr_urgent_resend_twice);
 	TAP_RUN(test_sr_urgent_rx_tail);

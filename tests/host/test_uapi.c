@@ -143,11 +143,12 @@ static void test_uapi_group_layout(void)
 /*
  * ABI 6, registered memory: two ioctls after the group's, version 3 of
  * the receive post (its mr_id where version 2 had __reserved) and
- * version 2 of the send post, a status and a feature bit.
+ * version 2 of the send post, a status and a feature bit; the flags
+ * ABI 8 added.
  */
 static void test_uapi_mr_layout(void)
 {
-	CHECK_EQ(SDR_ABI_VERSION, 7);
+	CHECK_EQ(SDR_ABI_VERSION, 8);
 	CHECK_EQ(SDR_IOC_MR_REG, _IO(SDR_IOC_MAGIC, 0x0c));
 	CHECK_EQ(SDR_IOC_MR_DEREG, _IO(SDR_IOC_MAGIC, 0x0d));
 	CHECK_EQ(SDR_FEATURE_MR, 1ULL << 4);
@@ -171,6 +172,9 @@ static void test_uapi_mr_layout(void)
 	CHECK_EQ(offsetof(struct sdr_send_post, mr_id), SDR_SEND_POST_SIZE_V1);
 	CHECK_EQ(sizeof(struct sdr_send_post), SDR_SEND_POST_SIZE_V2);
 	CHECK_EQ(SDR_SEND_POST_SIZE_V2, 64);
+	/* ABI 8: streams of parts; a receive a stream started says so */
+	CHECK_EQ(SDR_SEND_PARTS, 1U << 6);
+	CHECK_EQ(SDR_RECV_F_STREAM, 1U << 1);
 }
 
 static void test_uapi_query_layout(void)

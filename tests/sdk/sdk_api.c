@@ -38,6 +38,15 @@ static int (*p_recv_bitmap_chunk_expand)(struct sdr_recv_handle *, uint32_t,
 static int (*p_recv_complete)(struct sdr_recv_handle *) = sdr_recv_complete;
 static int (*p_send_post)(struct sdr_qp *, struct sdr_send_wr *,
 			  struct sdr_send_handle **) = sdr_send_post;
+static int (*p_streaming_send_start)(struct sdr_qp *,
+				     struct sdr_send_start_wr *,
+				     struct sdr_send_handle **) =
+	sdr_streaming_send_start;
+static int (*p_streaming_send_continue)(struct sdr_send_handle *,
+					struct sdr_send_continue_wr *) =
+	sdr_streaming_send_continue;
+static int (*p_streaming_send_end)(struct sdr_send_handle *) =
+	sdr_streaming_send_end;
 static int (*p_send_poll)(struct sdr_send_handle *, int *,
 			  struct sdr_send_status *) = sdr_send_poll;
 static struct sdr_mr *(*p_mr_reg)(struct sdr_context *, void *, size_t,
@@ -92,6 +101,12 @@ int main(int argc, char **argv)
 	      "sdr_recv_bitmap_chunk_expand(NULL)");
 	point(EINVAL_OF(p_recv_complete(NULL)), "sdr_recv_complete(NULL)");
 	point(EINVAL_OF(p_send_post(NULL, NULL, NULL)), "sdr_send_post(NULL)");
+	point(EINVAL_OF(p_streaming_send_start(NULL, NULL, NULL)),
+	      "sdr_streaming_send_start(NULL)");
+	point(EINVAL_OF(p_streaming_send_continue(NULL, NULL)),
+	      "sdr_streaming_send_continue(NULL)");
+	point(EINVAL_OF(p_streaming_send_end(NULL)),
+	      "sdr_streaming_send_end(NULL)");
 	point(EINVAL_OF(p_send_poll(NULL, &done, NULL)), "sdr_send_poll(NULL)");
 	errno = 0;
 	point(!p_mr_reg(NULL, &key, sizeof(key), SDR_ACCESS_REMOTE_WRITE) &&

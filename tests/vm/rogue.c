@@ -1008,6 +1008,25 @@ static size_t forge_data(struct rogue *r, struct sdr_pkt *p, uint8_t *buf,
 			p->payload_len = (uint16_t)pay;
 			p->aux |= rnd_below(r, SDR_EC_AUX_M(p->aux) + 1);
 		}
+	} else if (rnd_below(r, 4) == 0) {
+		/* a streamed message's packet (part 0), or its end */
+		p->flags &= SDR_PKT_F_ACKREQ | SDR_PKT_F_RETX;
+		p->flags |= SDR_PKT_F_STREAM;
+		p->part = 0;
+		p->msg_len = 0;
+		if (rnd_below(r, 2)) {
+			p->flags |= SDR_PKT_F_LAST;
+			p->land = 0;
+			p->payload_len = 0;
+			if (p->offset)
+				p->msg_len = p->offset / pay +
+					     (uint32_t)rnd_below(r, p->offset -
+							p->offset / pay + 1);
+		} else {
+			p->payload_len = (uint16_t)(1 + rnd_below(r, pay));
+			if (p->payload_len < pay)
+				p->flags |= SDR_PKT_F_PART_END;
+		}
 	}
 	sdr_wire_encode(p, buf);
 	rnd_bytes(r, buf + SDR_WIRE_HDR_LEN, p->payload_len);

@@ -558,6 +558,18 @@ TEST_F(sdk, streamed_send_lands_part_by_part)
 	cw = (struct sdr_send_continue_wr) { .length = 100,
 		.local_addr = (uintptr_t)s1, .lkey = k1, .remote_offset = 3 };
 	ASSERT_EQ(sdr_streaming_send_continue(sh, &cw), SDR_SUCCESS);
+	/* once the refusal is back, a further part fails: ESTALE */
+	cw = (struct sdr_send_continue_wr) { .length = 1,
+		.local_addr = (uintptr_t)s1, .lkey = k1, .remote_offset = 0 };
+	for (n = 0; n < 3000; n++) {
+		ret = sdr_streaming_send_continue(sh, &cw);
+		if (ret != SDR_SUCCESS)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(ret, SDR_ERROR);
+	EXPECT_EQ(errno, ESTALE);
+	/* it still ends, and the send reports the failure */
 	ASSERT_EQ(sdr_streaming_send_end(sh), SDR_SUCCESS);
 	EXPECT_EQ(send_wait(sh, &st), SDR_ERROR);
 	EXPECT_EQ(errno, EIO);

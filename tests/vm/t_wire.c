@@ -529,6 +529,152 @@ TEST_F(wire, ec_fields_checked_and_parity_decoded)
 }
 
 /*
+ * A streamed packet of the forged peer into r->buf (its length): of
+ * message 0 under @base's policy, packet @idx, landing at @land in its
+ * part at @part with @len bytes of message 0's pattern for those places;
+ * or with SDR_PKT_F_LAST in @flags its end packet, counting @len bytes.
+ */
+static uint32_t stream_pkt(struct raw *r, const struct sdr_pkt *base,
+			   uint32_t idx, uint32_t land, uint32_t part,
+			   uint32_t len, uint32_t flags)
+{
+	struct sdr_pkt p = *base;
+
+	p.flags = SDR_PKT_F_STREAM | flags;
+	p.offset = (uint64_t)idx * base->payload_len;
+	p.msg_len = 0;
+	p.land = land;
+	p.part = part;
+	p.payload_len = len;
+	if (flags & SDR_PKT_F_LAST) {
+		p.msg_len = len;
+		p.payload_len = 0;
+	}
+	sdr_wire_encode(&p, r->buf);
+	pattern_fill(r->buf + SDR_WIRE_HDR_LEN, 0, land, p.payload_len);
+	return SDR_WIRE_HDR_LEN + p.payload_len;
+}
+
+/* r->buf's packet (@len bytes) with @edit applied, re-encoded */
+#define REFORGE(r, len, edit) do {					\
+	struct sdr_pkt q_;						\
+	ASSERT_EQ(sdr_wire_decode((r)->buf, (len), &q_), 0);		\
+	edit;								\
+	sdr_wire_encode(&q_, (r)->buf);					\
+} while (0)
+
+/*
+ * A streamed message (parts, then an end that counts their bytes) off a
+ * raw QP: a stream under NONE, packets off their grids, a part off the
+ * chunk grid, landing past the flow's largest message, a length on a
+ * data packet, bytes on the end, a one-shot packet in the stream, ends
+ * that miscount or sit below a packet: each dropped under its reason.
+ * The true packets deliver it: bytes at their parts' places and nowhere
+ * else, its length the parts' bytes.
+ */
+TEST_F(wire, stream_packets_checked)
+{
+	const uint32_t pay = self->props.payload, cs = self->props.chunk_size;
+	const uint32_t max = self->props.max_msg_size, part2 = 2 * cs;
+	const uint32_t bytes = pay + 10 + pay;
+	long long geo = drops("bad_geometry"), ml = drops("bad_msglen"),
+		  bf = drops("bad_flags"), rg = drops("bad_range"),
+		  bl = drops("bad_len"), st = drops("stale");
+	struct raw *r = &self->raw;
+	struct sdr_pkt sr = self->base, none = self->base;
+	struct sdr_completion c;
+	const uint8_t *data;
+	struct sdr_recv *h;
+	uint32_t len, far;
+
+	ASSERT_LT(pay, cs);
+	sr.policy = SDR_WIRE_POLICY_SR;
+	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
+	data = sdr_recv_data(h);
+
+	/* a stream under NONE: that policy has none */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &none, 0, 0, 0, pay, 0),
+			    r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_flags", bf + 1), bf + 1);
+	/* packet 0 (part 0 at 0) lands */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 0, 0, 0, pay, 0),
+			    r->dst_qkey), 0);
+	/* off the packet grid */
+	len = stream_pkt(r, &sr, 1, pay, 0, pay, 0);
+	REFORGE(r, len, q_.offset = pay + 100);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 1), geo + 1);
+	/* off its part's packet grid */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 1, pay + 1, 0, pay, 0),
+			    r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 2), geo + 2);
+	/* a part off the chunk grid */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 1, pay, pay, pay, 0),
+			    r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 3), geo + 3);
+	/* short, and ends no part */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 1, pay, 0, 10, 0),
+			    r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_geometry", geo + 4), geo + 4);
+	/* past the flow's largest message, on the grids */
+	far = max / cs * cs;
+	far += (max - far) / pay * pay;
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 1, far, max / cs * cs, pay,
+					  0), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 1), ml + 1);
+	/* a data packet that says a length */
+	len = stream_pkt(r, &sr, 1, pay, 0, pay, 0);
+	REFORGE(r, len, q_.msg_len = 3 * pay);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_range", rg + 1), rg + 1);
+	/* an end that carries bytes */
+	len = stream_pkt(r, &sr, 1, 0, 0, pay, SDR_PKT_F_LAST);
+	REFORGE(r, len, q_.payload_len = 8);
+	ASSERT_EQ(wire_send(r, len + 8, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_len", bl + 1), bl + 1);
+	/* a one-shot packet of the message the stream started */
+	len = data_pkt(r, &sr, 0);
+	REFORGE(r, len, q_.offset = pay);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 2), ml + 2);
+
+	/* part 0 ends 10 bytes into packet 1; part 1 at chunk 2 */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 1, pay, 0, 10,
+					  SDR_PKT_F_PART_END), r->dst_qkey), 0);
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 2, part2, part2, pay, 0),
+			    r->dst_qkey), 0);
+	/* ends that count fewer or more bytes than came, or sit below one */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 3, 0, 0, bytes - 1,
+					  SDR_PKT_F_LAST), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 3), ml + 3);
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 3, 0, 0, bytes + 1,
+					  SDR_PKT_F_LAST), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 4), ml + 4);
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 2, 0, 0, 2 * pay,
+					  SDR_PKT_F_LAST), r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_msglen", ml + 5), ml + 5);
+	EXPECT_EQ(sdr_poll_cq(self->ctx, &c, 1), 0);
+	/* the true end */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 3, 0, 0, bytes,
+					  SDR_PKT_F_LAST), r->dst_qkey), 0);
+	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.len, bytes);
+	EXPECT_EQ(c.imm, 0xabcd);
+	EXPECT_EQ(pattern_check(data, 0, 0, pay + 10), -1);
+	EXPECT_EQ(first_not(data + pay + 10, 0, part2 - pay - 10), -1);
+	EXPECT_EQ(pattern_check(data + part2, 0, part2, pay), -1);
+	EXPECT_EQ(first_not(data + part2 + pay, 0, max - part2 - pay), -1);
+	/* a late copy: stale, the receive untouched */
+	ASSERT_EQ(wire_send(r, stream_pkt(r, &sr, 0, 0, 0, pay, 0),
+			    r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("stale", st + 1), st + 1);
+	EXPECT_EQ(drops("bad_geometry"), geo + 4);
+	EXPECT_EQ(first_not(data + part2 + pay, 0, max - part2 - pay), -1);
+	ASSERT_EQ(sdr_recv_release(h), 0);
+}
+
+/*
  * Blind forgeries: the right flow ids, QP and GID, but not the flow's
  * token.  DATA, CLOSE and a COMPLETE ACK are each dropped as bad_token
  * and change nothing: the receive stays empty, the flow stays connected.
