@@ -328,7 +328,12 @@ int sdr_flow_send_post_at(struct sdr_flow *flow, uint32_t flags,
  * sent at once; sdr_flow_parts_end() ends it.  Its send completes once
  * every part arrived and it ended; the receive's chunk bits are set as
  * chunks fill (a chunk a part ends inside is complete at that end), its
- * msg_len (the parts' bytes) known when it completes.  Each part starts
+ * msg_len (the parts' bytes) known when it completes.  The receiver sees
+ * SDR_RECV_F_STREAM in sdr_recv_state()'s flags once it started; its
+ * chunks are the buffer's (sdr_recv_bitmap()'s count, what
+ * sdr_recv_chunk_done() takes), and sdr_recv_chunk_expand() reports all
+ * of a chunk's packets once its bit is set, none before (a stream has no
+ * packet grid to read them from).  Each part starts
  * a packet: a stream holds at most twice the packets of a max_msg_size
  * message (-ENOSPC past that; the stream stays open).  It runs SR
  * (ADAPTIVE on an ADAPTIVE flow); -EOPNOTSUPP on a NONE flow.  -ESTALE:

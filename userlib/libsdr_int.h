@@ -41,6 +41,7 @@ struct sdr_recv {
 	const uint64_t *pkt_bm;
 	const uint8_t *region;	/* the slot in the receive region, or NULL */
 	const uint8_t *data;	/* where this receive lands: region or MR */
+	uint64_t len;		/* ... and how many bytes it holds */
 };
 
 struct sdr_flow {

@@ -38,6 +38,7 @@ static int recv_post(struct sdr_flow *flow, struct sdr_recv_post *p,
 	h->user_data = p->user_data;
 	h->data = p->flags & SDR_RECV_MR ?
 		  (const uint8_t *)(uintptr_t)p->mr_addr : h->region;
+	h->len = p->flags & SDR_RECV_MR ? p->mr_len : flow->props.max_msg_size;
 	h->posted = true;
 	*handle = h;
 	return 0;
@@ -110,6 +111,24 @@ int sdr_recv_imm(struct sdr_recv *h, uint32_t *imm, uint32_t *msg_len)
 	return 0;
 }
 
+/* A stream of parts started the receive (recv_started() said so). */
+static bool recv_stream(const struct sdr_recv *h)
+{
+	return h->state->flags & SDR_RECV_F_STREAM;
+}
+
+/*
+ * The chunks the message has: a stream's parts land anywhere in the
+ * buffer, so its chunks are the buffer's.
+ */
+static uint32_t recv_chunks(const struct sdr_recv *h)
+{
+	uint64_t cs = h->flow->props.chunk_size;
+
+	return recv_stream(h) ? (uint32_t)((h->len + cs - 1) / cs) :
+				h->state->chunks;
+}
+
 int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
 		    uint32_t *chunks)
 {
@@ -120,7 +139,7 @@ int sdr_recv_bitmap(struct sdr_recv *h, const uint64_t **bitmap,
 	if (bitmap)
 		*bitmap = h->chunk_bm;
 	if (chunks)
-		*chunks = h->state->chunks;
+		*chunks = recv_chunks(h);
 	return 0;
 }
 
@@ -132,7 +151,7 @@ int sdr_recv_chunk_done(struct sdr_recv *h, uint32_t chunk)
 
 	if (ret)
 		return ret;
-	if (chunk >= h->state->chunks)
+	if (chunk >= recv_chunks(h))
 		return -EINVAL;
 	bit = h->state->dst_off / h->flow->props.chunk_size + chunk;
 	w = __atomic_load_n(&h->chunk_bm[bit / 64], __ATOMIC_ACQUIRE);
@@ -190,8 +209,27 @@ int sdr_recv_chunk_expand(struct sdr_recv *h, uint32_t chunk,
 
 	if (ret)
 		return ret;
-	if (chunk >= h->state->chunks || !pkt_bits)
+	if (chunk >= recv_chunks(h) || !pkt_bits)
 		return -EINVAL;
+	if (recv_stream(h)) {
+		/*
+		 * No packet grid: the packets the chunk's bytes take, all
+		 * landed once its bit is set, none before.
+		 */
+		uint64_t bytes = h->len - chunk * size;
+		uint32_t pay = h->flow->props.payload;
+		bool done = sdr__recv_chunk_bit(h, chunk);
+
+		n = (uint32_t)(((bytes < size ? bytes : size) + pay - 1) / pay);
+		if ((uint64_t)nwords * 64 < n)
+			return -ENOSPC;
+		memset(pkt_bits, 0, (size_t)nwords * sizeof(*pkt_bits));
+		for (i = 0; done && i < n; i++)
+			pkt_bits[i / 64] |= 1ULL << (i % 64);
+		if (npkts)
+			*npkts = n;
+		return 0;
+	}
 	/* the packets holding a byte of the chunk (they may be shared) */
 	n = pkt_span(h, chunk * size, (chunk + 1) * size, &first);
 	if ((uint64_t)nwords * 64 < n)

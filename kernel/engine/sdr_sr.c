@@ -1917,42 +1917,45 @@ void sdr_sr_rx_set_urgent(struct sdr_sr_flow *f, struct sdr_sr_rx *r,
 static int sdr_sr_rx_stream(struct sdr_sr_rx *r, const struct sdr_pkt *pkt,
 			    u32 pay, u32 idx, bool ec)
 {
-	bool end = pkt->flags & SDR_PKT_F_LAST;
+	bool end = pkt->flags & SDR_PKT_F_LAST, open = true;
 	u64 bytes = r->stream_bytes + pkt->payload_len;
+	u32 npkts = sdr_stream_max_pkts(r->max_len, pay);
 
 	if (ec)
 		return -SDR_DROP_FLAGS;
-	if (!r->started) {
-		r->started = true;
-		r->stream = true;
-		r->stream_open = true;
-		r->npkts = sdr_stream_max_pkts(r->max_len, pay);
-	} else if (!r->stream) {
-		return -SDR_DROP_MSGLEN;
+	if (r->started) {
+		if (!r->stream)
+			return -SDR_DROP_MSGLEN;
+		npkts = r->npkts;
+		open = r->stream_open;
 	}
 	if (!end) {
-		if (idx >= r->npkts - 1)
+		if (idx >= npkts - 1)
 			return -SDR_DROP_GEOMETRY;
-		if (sdr_bitmap_test(r->map, r->npkts, idx))
+		if (r->started && sdr_bitmap_test(r->map, npkts, idx))
 			return 0;		/* a duplicate */
 		/* the last data packet to come makes the end's count */
-		if (!r->stream_open &&
-		    (bytes > r->msg_len ||
-		     (r->nrecv + 1 == r->npkts && bytes != r->msg_len)))
+		if (!open && (bytes > r->msg_len ||
+			      (r->nrecv + 1 == npkts && bytes != r->msg_len)))
 			return -SDR_DROP_MSGLEN;
 		r->stream_bytes = bytes;
-		return 0;
-	}
-	if (!r->stream_open)
-		return idx == r->npkts - 1 && pkt->msg_len == r->msg_len ?
+	} else if (!open) {
+		return idx == npkts - 1 && pkt->msg_len == r->msg_len ?
 		       0 : -SDR_DROP_MSGLEN;
-	/* every data packet that came is below it (nrecv == idx: all) */
-	if (idx < r->high || pkt->msg_len < r->stream_bytes ||
-	    (r->nrecv == idx && pkt->msg_len != r->stream_bytes))
-		return -SDR_DROP_MSGLEN;
-	r->stream_open = false;
-	r->npkts = idx + 1;
-	r->msg_len = pkt->msg_len;
+	} else {
+		/* every data packet that came is below it (nrecv == idx: all) */
+		if (idx < r->high || pkt->msg_len < r->stream_bytes ||
+		    (r->nrecv == idx && pkt->msg_len != r->stream_bytes))
+			return -SDR_DROP_MSGLEN;
+		open = false;
+		npkts = idx + 1;
+		r->msg_len = pkt->msg_len;
+	}
+	/* accepted: only now is the receive a stream's */
+	r->started = true;
+	r->stream = true;
+	r->stream_open = open;
+	r->npkts = npkts;
 	return 0;
 }
 

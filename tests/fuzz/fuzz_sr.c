@@ -70,8 +70,13 @@ static void check_rx(const struct sdr_sr_rx *r)
 {
 	uint32_t g;
 
-	if (!r->msg_len)
+	if (!r->msg_len && !r->stream)
 		return;
+	/* a stream's end counts its data packets' bytes, exactly once all came */
+	if (r->stream && ((!r->stream_open && r->stream_bytes > r->msg_len) ||
+			  (r->complete && (r->stream_open ||
+					   r->stream_bytes != r->msg_len))))
+		abort();
 	for (g = 0; r->ec_k && g < r->ngroups; g++) {
 		uint32_t first, kg;
 		uint64_t have;
@@ -248,16 +253,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p.msg_len = take(&in, 1) & 1 ? msg_len : take(&in, 4);
 			p.offset = take(&in, 4) % (msg_len + 1);
 			p.land = take(&in, 1) & 1 ? p.offset : take(&in, 4);
+			/* a streamed message's part (STREAM in flags) */
+			p.part = take(&in, 1) & 1 ? 0 : take(&in, 4);
 			p.ts = take(&in, 4);
 			p.dst_flow = 2;
 			p.src_flow = 1;
 			p.policy = take(&in, 1) & 1 ? policy : SDR_WIRE_POLICY_EC;
 			p.aux = take(&in, 1) & 1 ? SDR_EC_AUX(ec_k, ec_m, take(&in, 1)) :
 						   take(&in, 4);
-			first = !r.msg_len;
+			first = !r.started;
 			ret = sdr_sr_rx_data(&fr, &r, &p, now);
-			if (first && r.msg_len &&
-			    (p.msg_len != msg_len || p.policy != policy ||
+			if (first && r.started &&
+			    (r.stream || p.msg_len != msg_len || p.policy != policy ||
 			     (ec_k && (SDR_EC_AUX_K(p.aux) != ec_k ||
 				       SDR_EC_AUX_M(p.aux) != ec_m))))
 				foreign = true;

@@ -55,6 +55,31 @@ int main(int argc, char **argv)
 	p.aux = 0x10002;
 	sdr_wire_encode(&p, buf);
 	put(dir, "data_parity", buf, SDR_WIRE_HDR_LEN + 128);
+	/* a streamed message: a part's packet, a part's end, the end */
+	p.policy = SDR_WIRE_POLICY_SR;
+	p.aux = 0;
+	p.msg_len = 0;
+	p.flags = SDR_PKT_F_STREAM;
+	p.offset = 64;
+	p.part = 4096;
+	p.land = 4096 + 64;
+	p.payload_len = 64;
+	sdr_wire_encode(&p, buf);
+	put(dir, "stream_data", buf, SDR_WIRE_HDR_LEN + 64);
+	p.flags = SDR_PKT_F_STREAM | SDR_PKT_F_PART_END;
+	p.offset = 128;
+	p.land = 4096 + 128;
+	p.payload_len = 9;
+	sdr_wire_encode(&p, buf);
+	put(dir, "stream_part_end", buf, SDR_WIRE_HDR_LEN + 9);
+	p.flags = SDR_PKT_F_STREAM | SDR_PKT_F_LAST;
+	p.offset = 192;
+	p.land = 0;
+	p.part = 0;
+	p.msg_len = 137;
+	p.payload_len = 0;
+	sdr_wire_encode(&p, buf);
+	put(dir, "stream_end", buf, SDR_WIRE_HDR_LEN);
 
 	memset(&a, 0, sizeof(a));
 	a.cum = 4;

@@ -242,6 +242,82 @@ TEST_F(lib, send_at_an_offset_lands_there)
 	EXPECT_EQ(sdr_recv_release(h), 0);
 }
 
+/*
+ * A stream of parts through libsdr: refused on a NONE flow; on SR, a part
+ * from a pointer and one from the send region land at chunks of their
+ * own, in the order posted, each chunk's bit set as it fills (the chunk a
+ * part ends in at its end), before the stream ended.  The receive says
+ * STREAM, its chunks are the buffer's, its length (0 until then) the
+ * parts' bytes once it completed; nothing lands anywhere else.
+ */
+TEST_F(lib, parts_land_where_each_says)
+{
+	uint32_t cs = self->p.chunk_size, pay = self->p.payload;
+	uint32_t bytes = 2 * cs + 100, chunks, seq, imm, len, n;
+	uint8_t *part = malloc(cs + 100);
+	struct sdr_completion c;
+	struct sdr_recv *h;
+	const uint64_t *bm;
+	const uint8_t *d;
+	uint64_t bits[4];
+
+	ASSERT_TRUE(part);
+	ASSERT_GE(MSG, 3 * cs + 100);
+	ASSERT_LE((cs + pay - 1) / pay, 63);
+	EXPECT_EQ(sdr_flow_parts_open(self->fs, 0, 0, &seq), -EOPNOTSUPP);
+	ASSERT_EQ(sdr_flow_set_policy(self->fs, SDR_POLICY_SR), 0);
+	ASSERT_EQ(sdr_flow_set_policy(self->fr, SDR_POLICY_SR), 0);
+	ASSERT_EQ(sdr_flow_recv_post(self->fr, 7, &h), 0);
+	ASSERT_EQ(sdr_flow_parts_open(self->fs, 0x55, 9, &seq), 0);
+	/* cs + 100 bytes from a pointer at chunk 2: into chunk 3 */
+	pattern_fill(part, 4, 2 * cs, cs + 100);
+	ASSERT_EQ(sdr_flow_parts_add(self->fs, seq, SDR_SEND_USER_PTR, 0,
+				     (uintptr_t)part, cs + 100, 2 * cs), 0);
+	memset(part, 0, cs + 100);	/* copied at the call */
+	/* a chunk from the send region at chunk 0 */
+	pattern_fill(sdr_send_slot(self->fs, 0), 4, 0, cs);
+	ASSERT_EQ(sdr_flow_parts_add(self->fs, seq, 0, 0, 0, cs, 0), 0);
+	EXPECT_EQ(sdr_flow_parts_add(self->fs, seq, 0, 0, 0, cs, cs + 1),
+		  -EINVAL);
+	ASSERT_TRUE(WAIT_UNTIL(sdr_recv_chunk_done(h, 0) == 1 &&
+			       sdr_recv_chunk_done(h, 2) == 1 &&
+			       sdr_recv_chunk_done(h, 3) == 1, WAIT_HANG_MS));
+	EXPECT_EQ(sdr_recv_chunk_done(h, 1), 0);
+	EXPECT_TRUE(sdr_recv_state(h)->flags & SDR_RECV_F_STREAM);
+	ASSERT_EQ(sdr_recv_imm(h, &imm, &len), 0);
+	EXPECT_EQ(imm, 0x55);
+	EXPECT_EQ(len, 0);		/* not ended */
+	ASSERT_EQ(sdr_recv_bitmap(h, &bm, &chunks), 0);
+	EXPECT_EQ(chunks, (MSG + cs - 1) / cs);
+	EXPECT_EQ(bm[0] & 0xf, 0xd);
+	EXPECT_EQ(sdr_recv_chunk_done(h, chunks), -EINVAL);
+	ASSERT_EQ(sdr_recv_chunk_expand(h, 1, bits, 4, &n), 0);
+	EXPECT_EQ(n, (cs + pay - 1) / pay);
+	EXPECT_EQ(bits[0], 0);
+	ASSERT_EQ(sdr_recv_chunk_expand(h, 0, bits, 4, &n), 0);
+	EXPECT_EQ(bits[0], (1ULL << n) - 1);
+	EXPECT_EQ(sdr_recv_poll(h, NULL), -EAGAIN);
+
+	ASSERT_EQ(sdr_flow_parts_end(self->fs, seq), 0);
+	EXPECT_EQ(sdr_flow_parts_end(self->fs, seq), -ESTALE);
+	ASSERT_EQ(poll_one(self->cr, &c), 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.len, bytes);
+	EXPECT_EQ(c.imm, 0x55);
+	ASSERT_EQ(sdr_recv_imm(h, NULL, &len), 0);
+	EXPECT_EQ(len, bytes);
+	d = sdr_recv_data(h);
+	EXPECT_EQ(pattern_check(d, 4, 0, cs), -1);
+	EXPECT_EQ(first_not(d + cs, 0, cs), -1);
+	EXPECT_EQ(pattern_check(d + 2 * cs, 4, 2 * cs, cs + 100), -1);
+	EXPECT_EQ(first_not(d + 3 * cs + 100, 0, MSG - 3 * cs - 100), -1);
+	ASSERT_EQ(poll_one(self->cs, &c), 1);
+	EXPECT_EQ(c.status, SDR_STATUS_OK);
+	EXPECT_EQ(c.user_data, 9);
+	EXPECT_EQ(sdr_recv_release(h), 0);
+	free(part);
+}
+
 /* sdr_flow_send_poll takes only its flow's sends; sdr_poll_cq gets the rest once. */
 TEST_F(lib, completion_routing)
 {
