@@ -327,13 +327,6 @@ struct sdr_ring_hdr {			/* page 0 of the ring mapping */
 };
 #define SDR_RING_CQES_OFF	256
 
-/*
- * A message being sent.  References: flow->tx_msgs holds one while it is
- * listed, a streamed part's copy one while it runs unlocked; the memory
- * goes with the last.  Its packets still posted (pkts_posted - pkts_done)
- * keep it listed, or, once it was flushed off the list, keep its
- * completion back until the device is done reading it.
- */
 /* A part of a stream of parts (SDR_SEND_PARTS): its bytes, their holder. */
 struct sdr_txpart {
 	const u8		*data;
@@ -341,6 +334,13 @@ struct sdr_txpart {
 	void			*staging;	/* SDR_SEND_USER_PTR: the copy */
 };
 
+/*
+ * A message being sent.  References: flow->tx_msgs holds one while it is
+ * listed, a streamed part's copy one while it runs unlocked; the memory
+ * goes with the last.  Its packets still posted (pkts_posted - pkts_done)
+ * keep it listed, or, once it was flushed off the list, keep its
+ * completion back until the device is done reading it.
+ */
 struct sdr_txmsg {
 	struct kref		ref;
 	struct list_head	node;		/* flow->tx_msgs */
