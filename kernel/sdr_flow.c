@@ -1068,15 +1068,23 @@ static const struct sdr_policy_ops *sdr_flow_msg_policy(struct sdr_flow *flow,
 }
 
 /*
- * Put new message @msg on the flow's list, numbered, its completion
- * reserved and its group joined; its seq out in @arg.  The list holds
- * the caller's reference from now on.
+ * New message @msg, its source in place: its policy readies it, then it
+ * goes on the flow's list, numbered, its completion reserved and its
+ * group joined; its seq out in @arg.  The list holds the caller's
+ * reference from then on; on an error the caller still has it.
+ * -EOPNOTSUPP: no policy of the flow runs it (a stream on a NONE flow).
  */
 static int sdr_send_list(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			 struct sdr_txmsg *msg, struct sdr_send_post *arg)
 {
 	int ret;
 
+	msg->ops = sdr_flow_msg_policy(flow, msg);
+	if (!msg->ops)
+		return -EOPNOTSUPP;
+	ret = msg->ops->tx_init(flow, msg);
+	if (ret)
+		return ret;
 	spin_lock_bh(&flow->lock);
 	ret = flow->dead ? sdr_flow_gone(flow) : sdr_flow_usable(flow);
 	if (!ret && flow->tx_inflight_msgs >= flow->max_msgs)
@@ -1135,13 +1143,6 @@ static int sdr_send_parts_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		ret = -ENOMEM;
 		goto err_put;
 	}
-	msg->ops = sdr_flow_msg_policy(flow, msg);
-	ret = -EOPNOTSUPP;
-	if (!msg->ops)
-		goto err_put;
-	ret = msg->ops->tx_init(flow, msg);
-	if (ret)
-		goto err_put;
 	ret = sdr_send_list(ctx, flow, msg, arg);
 	if (ret)
 		goto err_put;
@@ -1195,7 +1196,7 @@ static int sdr_send_parts_add(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			part.data = part.staging;
 		} else {
 			ret = -EINVAL;
-			if (flow->mr_only || arg->addr > flow->region_size ||
+			if (arg->addr > flow->region_size ||
 			    arg->len > flow->region_size - arg->addr)
 				goto out_part;
 			part.data = flow->send_region + arg->addr;
@@ -1303,10 +1304,6 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		msg->data = flow->send_region + arg->addr;
 	}
 
-	msg->ops = sdr_flow_msg_policy(flow, msg);
-	ret = msg->ops->tx_init(flow, msg);
-	if (ret)
-		goto err_put;
 	ret = sdr_send_list(ctx, flow, msg, arg);
 	if (ret)
 		goto err_put;

@@ -561,14 +561,13 @@ int sdr_sr_tx_init(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 
 /*
  * A streamed message (sdr_wire.h) in @mem of sdr_sr_tx_stream_size()
- * bytes: nothing may be sent until sdr_sr_tx_stream_ready() says what is
- * ready, and it cannot complete before sdr_sr_tx_stream_end().
+ * bytes: nothing may be sent until sdr_sr_tx_stream_part() gave it a
+ * part, and it cannot complete before sdr_sr_tx_stream_end().
  */
 int sdr_sr_tx_init_stream(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
 			  u32 max_msg, void *mem, u64 now_ns)
 {
 	u32 n = sdr_stream_max_pkts(max_msg, f->cfg.pay);
-
 	u8 *p = mem;
 
 	memset(m, 0, sizeof(*m));
@@ -595,7 +594,7 @@ int sdr_sr_tx_init_stream(struct sdr_sr_flow *f, struct sdr_sr_tx *m, u32 seq,
  */
 int sdr_sr_tx_stream_part(struct sdr_sr_tx *m, u32 base, u32 len)
 {
-	u32 n = len / m->pay + !!(len % m->pay), i;
+	u32 n = sdr_sr_npkts(len, m->pay), i;
 	struct sdr_sr_part *pt;
 
 	if (!m->stream_open || !len || base > m->max_msg ||
