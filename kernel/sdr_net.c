@@ -1102,6 +1102,14 @@ void sdr_net_stop(struct sdr_dev *sdev)
 	for (i = 1; i < nr; i++)
 		ib_destroy_qp(xqp[i - 1]);
 	ib_destroy_qp(qp);
+	/*
+	 * The last completions were handed over by a CQ poll (softirq) that,
+	 * done, clears its scheduled bit and then rearms the CQ: ib_free_cq()
+	 * may take the bit in between and free the CQ under the rearm (seen
+	 * once in rxe_req_notify_cq).  A grace period waits for that poll's
+	 * softirq to end; the CQs are empty, so none is scheduled again.
+	 */
+	synchronize_rcu();
 	ib_free_cq(sdev->recv_cq);
 	sdev->recv_cq = NULL;
 	ib_free_cq(sdev->send_cq);
