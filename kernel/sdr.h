@@ -13,6 +13,7 @@
  *       sdr_ctx.lock (mutex)
  *         [a rail's sdr_dev.rwsem, read, only ever tried]
  *         sdr_flow.policy_mutex (readying a policy's state)
+ *         sdr_dev.crypt_mutex (making the AEAD pages)
  *         sdr_rail.mutex (letting go of a rail's device)
  *           sdr_dev.stats_lock (spinlock, _bh; only around flow->lock)
  *           sdr_dev.tx_lock (spinlock, _bh; any device's, one at a time)
@@ -205,6 +206,9 @@ struct sdr_dev {
 	atomic_t		tx_inflight;	/* posted, not completed */
 	wait_queue_head_t	tx_wait;	/* removal waits for inflight 0 */
 	void			*hdrs;		/* nr_tx headers */
+	/* AEAD: every send context has a page (sdr_net_crypt_enable()) */
+	bool			crypt_ready;
+	struct mutex		crypt_mutex;	/* guards making the pages */
 	u64			hdrs_dma;
 
 	/* Flows of this device by id; values are struct sdr_flow *. */
@@ -257,6 +261,7 @@ static inline void sdr_dev_drop(struct sdr_dev *sdev, int reason)
 
 /* sdr_net.c: the device's UD transport */
 int sdr_net_init(struct sdr_dev *sdev);
+int sdr_net_crypt_enable(struct sdr_dev *sdev);
 void sdr_net_stop(struct sdr_dev *sdev);
 void sdr_net_free(struct sdr_dev *sdev);
 
@@ -480,19 +485,39 @@ struct sdr_rail {
 	struct sdr_endpoint	peer_ep;	/* checked at the flow's connect */
 };
 
+/* A key, a hash, an X25519 value: 32 bytes. */
+#define SDR_KEY_LEN	32
+
 /*
- * A flow's packet authentication (sdr_auth.c).  rx_tfm is keyed with the
- * flow's own receive key from create on, tx_tfm with the peer's from
- * connect on; both are used without a lock (a keyed shash is read-only)
- * and freed with the flow.  The replay window is under flow->lock.
+ * A flow's packet authentication (sdr_auth.c) and key exchange
+ * (sdr_kex.c).  From create to connect the flow holds its X25519 secret
+ * and the job secret's key (kex_secret, psk); connect derives one key
+ * per direction, keys the VMAC transforms or copies the AEAD keys,
+ * forgets both secrets and then sets ready (release), which the receive
+ * path reads (acquire) before it uses any key.  Keys never change after
+ * that: they are read without a lock and freed with the flow.  The
+ * replay window is under flow->lock.
  */
 struct sdr_auth {
-	u32			alg;		/* SDR_AUTH_OFF or _VMAC64 */
-	struct crypto_shash	*rx_tfm;
+	u32			alg;		/* SDR_AUTH_OFF, _VMAC64, _AEAD */
+	bool			ready;		/* keys set: connect */
+	bool			has_psk;	/* the flow named a job secret */
+	struct crypto_shash	*rx_tfm;	/* VMAC64 */
 	struct crypto_shash	*tx_tfm;
-	u8			rx_key[SDR_AUTH_KEY_LEN];
+	u8			rx_key[SDR_KEY_LEN];	/* AEAD */
+	u8			tx_key[SDR_KEY_LEN];
+	u8			kex_secret[SDR_KEY_LEN];
+	u8			kex_pub[SDR_KEY_LEN];
+	u8			psk[SDR_KEY_LEN];
+	u8			share_hash[SDR_KEY_LEN];	/* our share's */
 	atomic64_t		tx_pn;		/* last packet number sent */
 	struct sdr_replay	replay;
+};
+
+/* What sdr_auth_accept() derives for sdr_auth_commit(). */
+struct sdr_auth_keys {
+	u8			tx[SDR_KEY_LEN];
+	u8			rx[SDR_KEY_LEN];
 };
 
 struct sdr_flow {
@@ -660,17 +685,37 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 /* sdr_auth.c */
 extern bool sdr_auth_required;
 int sdr_auth_param_alg(void);
-int sdr_auth_init(struct sdr_auth *a, u32 alg);
+int sdr_auth_init(struct sdr_auth *a, u32 alg, const char *secret,
+		  size_t size);
 void sdr_auth_fill_ep(const struct sdr_auth *a, struct sdr_ep_auth *ep);
-int sdr_auth_connect(struct sdr_auth *a, const struct sdr_ep_auth *peer);
+void sdr_auth_fill_kex(struct sdr_auth *a, const struct sdr_endpoint *ep,
+		       const struct sdr_ep_paths *pp, struct sdr_ep_kex *kex);
+int sdr_auth_accept(const struct sdr_auth *a, const struct sdr_ep_auth *peer,
+		    const struct sdr_ep_kex *kex, const struct sdr_endpoint *ep,
+		    const struct sdr_ep_paths *pp, struct sdr_auth_keys *keys);
+int sdr_auth_commit(struct sdr_auth *a, struct sdr_auth_keys *keys);
 void sdr_auth_free(struct sdr_auth *a);
-int sdr_auth_sign(struct sdr_auth *a, u8 *hdr, const void *payload, u32 len);
-bool sdr_auth_verify(const struct sdr_auth *a, const u8 *hdr,
+int sdr_auth_sign(struct sdr_auth *a, u8 *hdr, const void *payload, u32 len,
+		  u8 *out);
+bool sdr_auth_verify(const struct sdr_auth *a, u8 *hdr,
 		     const struct sdr_pkt *pkt);
 const char *sdr_auth_name(u32 alg);
+const char *sdr_kex_name(u32 kex);
+u32 sdr_auth_kex(const struct sdr_auth *a);
+/* sdr_kex.c */
+int sdr_kex_psk(const char *name, size_t size, u8 out[SDR_KEY_LEN]);
+void sdr_kex_share_hash(const struct sdr_endpoint *ep, u32 n, const u32 *qpn,
+			u32 alg, u32 flags, const u8 *pub,
+			u8 out[SDR_KEY_LEN]);
+void sdr_kex_mac(const u8 psk[SDR_KEY_LEN], const u8 hash[SDR_KEY_LEN],
+		 u8 mac[SDR_KEX_MAC_LEN]);
+int sdr_kex_derive(const u8 *secret, const u8 *pub, const u8 *peer_pub,
+		   const u8 *hash, const u8 *peer_hash, const u8 *psk,
+		   u8 tx[SDR_KEY_LEN], u8 rx[SDR_KEY_LEN]);
+int sdr_kex_keypair(u8 secret[SDR_KEY_LEN], u8 pub[SDR_KEY_LEN]);
 
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
-		 const struct sdr_pkt *pkt, const u8 *hdr, u32 src_qp,
+		 const struct sdr_pkt *pkt, u8 *hdr, u32 src_qp,
 		 const union ib_gid *sgid);
 int sdr_flow_set_policy(struct sdr_flow *flow, u32 policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, u32 k, u32 m);

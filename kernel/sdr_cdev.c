@@ -267,7 +267,8 @@ static int sdr_ioc_query(struct sdr_ctx *ctx, void *p)
 	if (sdr_policy_runs(SDR_POLICY_AUTO))
 		arg->policies |= BIT_ULL(SDR_POLICY_AUTO);
 	arg->features = SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
-			SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS | SDR_FEATURE_MR;
+			SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS | SDR_FEATURE_MR |
+			SDR_FEATURE_KEX | SDR_FEATURE_AEAD;
 	arg->ec_max_k = SDR_EC_MAX_K;
 	arg->ec_max_m = SDR_EC_MAX_M;
 	arg->max_msg_size = SDR_MAX_MSG_SIZE;
@@ -307,10 +308,14 @@ static_assert(offsetofend(struct sdr_flow_create, ec_m) ==
 	      SDR_FLOW_CREATE_SIZE_V2);
 static_assert(offsetofend(struct sdr_flow_create, ep_paths) ==
 	      SDR_FLOW_CREATE_SIZE_V3);
-static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V4);
+static_assert(offsetofend(struct sdr_flow_create, ep_auth) ==
+	      SDR_FLOW_CREATE_SIZE_V4);
+static_assert(sizeof(struct sdr_flow_create) == SDR_FLOW_CREATE_SIZE_V5);
 static_assert(offsetofend(struct sdr_flow_connect, peer_paths) ==
 	      SDR_FLOW_CONNECT_SIZE_V2);
-static_assert(sizeof(struct sdr_flow_connect) == SDR_FLOW_CONNECT_SIZE_V3);
+static_assert(offsetofend(struct sdr_flow_connect, peer_auth) ==
+	      SDR_FLOW_CONNECT_SIZE_V3);
+static_assert(sizeof(struct sdr_flow_connect) == SDR_FLOW_CONNECT_SIZE_V4);
 static_assert(offsetofend(struct sdr_flow_modify, ec_m) ==
 	      SDR_FLOW_MODIFY_SIZE_V2);
 static_assert(sizeof(struct sdr_flow_modify) == SDR_FLOW_MODIFY_SIZE_V3);

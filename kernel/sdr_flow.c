@@ -363,7 +363,10 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ret = sdr_flow_engine_init(flow);
 	if (ret)
 		goto err_put;
-	ret = sdr_auth_init(&flow->auth, arg->auth);
+	ret = sdr_auth_init(&flow->auth, arg->auth, arg->secret,
+			    sizeof(arg->secret));
+	if (!ret && arg->auth == SDR_AUTH_AEAD)
+		ret = sdr_net_crypt_enable(sdev);
 	if (ret)
 		goto err_put;
 	sdr_auto_init(&flow->au);
@@ -391,6 +394,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	sdr_flow_fill_ep(flow, sdev, &gid, id, &arg->ep);
 	sdr_flow_fill_paths(flow, sdev, 0, flow->paths, &arg->ep_paths);
 	sdr_auth_fill_ep(&flow->auth, &arg->ep_auth);
+	sdr_auth_fill_kex(&flow->auth, &arg->ep, &arg->ep_paths, &arg->ep_kex);
 
 	flow->owner_pid = ctx->pid;
 	flow->owner_uid = from_kuid(&init_user_ns, current_euid());
@@ -502,6 +506,7 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	const struct sdr_policy_ops *ops;
 	struct sdr_dev *sdev = ctx->sdev;
 	struct sdr_ctrlq q = { .n = 0 };
+	struct sdr_auth_keys keys;
 	struct sdr_ep_paths pp;
 	struct sdr_flow *flow;
 	struct ib_ah *ah;
@@ -529,13 +534,21 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	ret = sdr_flow_rails_check(flow, p);
 	if (ret)
 		return ret;
-	/* keys what we send: nothing is sent before the state below */
-	ret = sdr_auth_connect(&flow->auth, &arg->peer_auth);
+	ret = sdr_auth_accept(&flow->auth, &arg->peer_auth, &arg->peer_kex,
+			      p, &pp, &keys);
 	if (ret)
-		return ret;
+		goto out_zero;
 	ah = sdr_dev_ah(sdev, flow, p->gid);
-	if (IS_ERR(ah))
-		return PTR_ERR(ah);
+	if (IS_ERR(ah)) {
+		ret = PTR_ERR(ah);
+		goto out_zero;
+	}
+	/* keys what we send: nothing is sent before the state below */
+	ret = sdr_auth_commit(&flow->auth, &keys);
+	if (ret) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		return ret;
+	}
 
 	spin_lock_bh(&flow->lock);
 	flow->peer_npaths = pp.n;
@@ -563,6 +576,10 @@ int sdr_flow_connect(struct sdr_ctx *ctx, struct sdr_flow_connect *arg)
 	spin_unlock_bh(&flow->lock);
 	sdr_ctrlq_send(flow, &q);
 	return 0;
+
+out_zero:
+	memzero_explicit(&keys, sizeof(keys));
+	return ret;
 }
 
 /* SDR_IOC_FLOW_RAIL (ctx->lock and the flow's device's users lock held) */
@@ -836,7 +853,7 @@ static int sdr_flow_rx_data(struct sdr_flow *flow, const struct sdr_pkt *pkt,
  * payload), from QP @src_qp at @sgid of device @sdev.
  */
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
-		 const struct sdr_pkt *pkt, const u8 *hdr, u32 src_qp,
+		 const struct sdr_pkt *pkt, u8 *hdr, u32 src_qp,
 		 const union ib_gid *sgid)
 {
 	const u8 *payload = sdr_wire_payload(hdr);
@@ -849,7 +866,8 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 	/*
 	 * Nothing a packet says counts before it proves it is the peer's:
 	 * the token (fixed at create) turns blind forgeries away cheaply,
-	 * the tag (its key fixed at create) everything else.
+	 * the tag (its key fixed at connect) everything else; an AEAD
+	 * packet's payload is plain text from here on.
 	 */
 	if (pkt->token != flow->token)
 		drop = SDR_DROP_TOKEN;

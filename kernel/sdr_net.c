@@ -49,6 +49,7 @@ struct sdr_tx {
 	struct sdr_txmsg	*msg;		/* DATA; NULL for control */
 	void			*buf;
 	u64			buf_dma;
+	void			*crypt;		/* a page: AEAD ciphertext */
 	struct ib_sge		sge[SDR_TX_SGE];
 	u64			frag_dma[SDR_TX_SGE - 1];
 	u32			frag_len[SDR_TX_SGE - 1];
@@ -166,7 +167,7 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdr_flow *flow;
 	union ib_gid sgid;
 	struct sdr_pkt pkt;
-	const u8 *buf;
+	u8 *buf;
 	u32 len;
 	int ret;
 
@@ -406,6 +407,56 @@ static struct sdr_tx *sdr_tx_claim(struct sdr_dev *sdev, struct sdr_flow *flow,
 }
 
 /*
+ * Number and tag the DATA packet encoded in @tx's buffer, its @len
+ * payload bytes at *@data: an AEAD flow's are encrypted into the
+ * context's page, which is then what is sent (*@data).
+ */
+static int sdr_tx_seal(struct sdr_tx *tx, struct sdr_flow *flow,
+		       const u8 **data, u32 len)
+{
+	struct sdr_dev *sdev = tx->sdev;
+	int ret;
+
+	if (flow->auth.alg != SDR_AUTH_AEAD)
+		return sdr_auth_sign(&flow->auth, tx->buf, *data, len, NULL);
+	/* pairs with the release in sdr_net_crypt_enable() */
+	if (!smp_load_acquire(&sdev->crypt_ready))
+		return -ENOMEM;
+	ret = sdr_auth_sign(&flow->auth, tx->buf, *data, len, tx->crypt);
+	*data = tx->crypt;
+	return ret;
+}
+
+/*
+ * An AEAD flow sends ciphertext, not the bytes of its send region: each
+ * send context of the device gets a page to encrypt into, made when the
+ * device's first AEAD flow is created (process context) and kept until
+ * the device goes.  crypt_ready is set once every context has its page.
+ */
+int sdr_net_crypt_enable(struct sdr_dev *sdev)
+{
+	unsigned int i;
+	int ret = 0;
+
+	if (smp_load_acquire(&sdev->crypt_ready))
+		return 0;
+	mutex_lock(&sdev->crypt_mutex);
+	for (i = 0; i < sdev->nr_tx && !sdev->crypt_ready; i++) {
+		if (sdev->tx[i].crypt)
+			continue;
+		sdev->tx[i].crypt = (void *)__get_free_page(GFP_KERNEL);
+		if (!sdev->tx[i].crypt) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (!ret)
+		smp_store_release(&sdev->crypt_ready, true);
+	mutex_unlock(&sdev->crypt_mutex);
+	return ret;
+}
+
+/*
  * Send what the queued flows have to send while send contexts last.
  * Flows take turns one packet at a time, so one flow's large message does
  * not starve the others.
@@ -441,8 +492,7 @@ static void sdr_net_tx_kick(struct sdr_dev *sdev)
 
 		tx = sdr_tx_claim(sdev, flow, txq, msg);
 		sdr_wire_encode(&pkt, tx->buf);
-		ret = sdr_auth_sign(&flow->auth, tx->buf, data,
-				    pkt.payload_len);
+		ret = sdr_tx_seal(tx, flow, &data, pkt.payload_len);
 		/* a rail's paths are at most its device's: checked at create */
 		if (!ret)
 			ret = sdr_tx_post(tx, flow, dest.qp, dest.ah, dest.qpn,
@@ -497,7 +547,7 @@ static int sdr_net_send_ctrl(struct sdr_dev *sdev, struct sdr_flow *flow,
 	sdr_wire_encode(&hdr, tx->buf);
 	memcpy(tx->buf + SDR_WIRE_HDR_LEN, body, len);
 	ret = sdr_auth_sign(&flow->auth, tx->buf, tx->buf + SDR_WIRE_HDR_LEN,
-			    len);
+			    len, tx->buf + SDR_WIRE_HDR_LEN);
 	if (!ret)
 		ret = sdr_tx_post(tx, flow, 0, ah, qpn, qkey,
 				  SDR_WIRE_HDR_LEN + len, NULL, 0);
@@ -868,6 +918,11 @@ static void sdr_rx_grow_work(struct work_struct *work)
 
 static void sdr_tx_free(struct sdr_dev *sdev)
 {
+	unsigned int i;
+
+	for (i = 0; sdev->tx && i < sdev->nr_tx; i++)
+		free_page((unsigned long)sdev->tx[i].crypt);
+	sdev->crypt_ready = false;
 	if (sdev->hdrs) {
 		ib_dma_unmap_single(sdev->ibdev, sdev->hdrs_dma,
 				    sdev->nr_tx * SDR_TX_BUF_LEN, DMA_TO_DEVICE);
@@ -929,6 +984,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 	if (sdev->mtu < 256 || sdev->mtu > PAGE_SIZE)
 		return -EOPNOTSUPP;
 	mutex_init(&sdev->qp_mutex);
+	mutex_init(&sdev->crypt_mutex);
 	INIT_WORK(&sdev->resume_work, sdr_net_resume_work);
 	INIT_WORK(&sdev->rx_grow_work, sdr_rx_grow_work);
 	init_completion(&sdev->drained);

@@ -441,6 +441,19 @@ static ssize_t auth_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute sdr_fa_auth = __ATTR_RO(auth);
 
+/*
+ * What the flow's keys rest on (fixed at create): none (auth off),
+ * ephemeral (X25519 alone: a sniffer cannot forge, a host answering the
+ * connect in the peer's place could) or psk (the job secret too).
+ */
+static ssize_t kex_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  sdr_kex_name(sdr_auth_kex(&sdr_kobj_flow(kobj)->auth)));
+}
+static struct kobj_attribute sdr_fa_kex = __ATTR_RO(kex);
+
 static ssize_t peer_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
@@ -467,6 +480,7 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_policies.attr,
 	&sdr_fa_state.attr,
 	&sdr_fa_auth.attr,
+	&sdr_fa_kex.attr,
 	&sdr_fa_peer.attr,
 	&sdr_fa_mtu.attr.attr,
 	&sdr_fa_payload.attr.attr,

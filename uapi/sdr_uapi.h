@@ -67,7 +67,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SDR_ABI_VERSION		8
+#define SDR_ABI_VERSION		9
 #define SDR_IOC_MAGIC		0xD5
 
 /*
@@ -213,33 +213,77 @@ struct sdr_ep_paths {
 
 /*
  * Packet authentication (Documentation/protocol.rst, "Authentication").
- * A flow that authenticates tags every packet it sends with a MAC keyed
- * by its peer's receive key and numbers it for the peer's replay window;
- * it drops packets to it whose tag is wrong (bad_tag) or whose number it
- * saw already or is too old to tell (replay).  Its receive key is random,
- * made at SDR_IOC_FLOW_CREATE, and given to the peer with the endpoint
- * (struct sdr_ep_auth): keep it as secret as the fabric needs.
+ * A flow that authenticates tags every packet it sends and numbers it for
+ * the peer's replay window; it drops packets to it whose tag is wrong
+ * (bad_tag) or whose number it saw already or is too old to tell
+ * (replay).  No key is ever sent: each flow makes a fresh X25519 key
+ * pair at SDR_IOC_FLOW_CREATE and gives its public half to the peer with
+ * the endpoint (struct sdr_ep_kex); both ends derive one key per
+ * direction (HKDF-SHA256) from the X25519 secret, both shares and, when
+ * the flow names one, the job's secret, which also signs each share, so
+ * a host without the job secret can neither connect nor tag a packet,
+ * and a host that saw the connect learns nothing that tags one.
  *   SDR_AUTH_DEFAULT  in only: the module parameter auth (vmac64 unless
  *                     the administrator changed it)
  *   SDR_AUTH_OFF      no tags: for trusted fabrics
  *   SDR_AUTH_VMAC64   VMAC-64 with AES-128 (the kernel's vmac64(aes)),
  *                     8-byte tag, the packet number as nonce
+ *   SDR_AUTH_AEAD     (ABI 9) ChaCha20-Poly1305 (RFC 8439): every
+ *                     payload encrypted, header and payload
+ *                     authenticated, 16-byte tag, the packet number as
+ *                     nonce
  */
 #define SDR_AUTH_DEFAULT	0
 #define SDR_AUTH_OFF		1
 #define SDR_AUTH_VMAC64		2
-#define SDR_AUTH_NR		3
+#define SDR_AUTH_AEAD		3
+#define SDR_AUTH_NR		4
 /* their names, as sysfs (flows/<id>/auth, the module parameter auth) says */
-#define SDR_AUTH_NAMES		{ "default", "off", "vmac64" }
+#define SDR_AUTH_NAMES		{ "default", "off", "vmac64", "aead" }
 
 #define SDR_AUTH_KEY_LEN	16
 
-/* Little-endian, like the endpoint. */
+/*
+ * Little-endian, like the endpoint.  Since ABI 9 no key travels: key is
+ * all zero (a connect that gives one fails with EPROTO) and the flow's
+ * share is struct sdr_ep_kex.
+ */
 struct sdr_ep_auth {
-	__u32 alg;		/* SDR_AUTH_OFF or SDR_AUTH_VMAC64 */
+	__u32 alg;		/* SDR_AUTH_OFF, SDR_AUTH_VMAC64 or _AEAD */
 	__u32 __reserved;	/* 0 */
-	__u8  key[SDR_AUTH_KEY_LEN];	/* VMAC64: the receive key; OFF: 0 */
+	__u8  key[SDR_AUTH_KEY_LEN];	/* 0 */
 };
+
+/*
+ * A flow's key-exchange share (ABI 9), given to the peer with the
+ * endpoint: the flow's auth, its X25519 public key and, when the flow
+ * names a job secret (SDR_KEX_F_PSK), the first 16 bytes of
+ * HMAC-SHA256 under that secret over the endpoint, the paths and the
+ * share (Documentation/protocol.rst, "Key exchange").  All zero but alg
+ * for SDR_AUTH_OFF.  The job secret is a user key "sdr:NAME" in the
+ * creating process's keyrings (keyctl add user sdr:NAME ...), 16 to
+ * 4096 bytes; it never leaves the kernel.
+ */
+#define SDR_KEX_PUB_LEN		32
+#define SDR_KEX_MAC_LEN		16
+#define SDR_KEX_F_PSK		(1U << 0)	/* mac proves the job secret */
+#define SDR_SECRET_NAME_LEN	48		/* NAME, with its NUL */
+
+struct sdr_ep_kex {
+	__u32 alg;		/* the flow's auth: SDR_AUTH_* */
+	__u32 flags;		/* SDR_KEX_F_* */
+	__u8  pub[SDR_KEX_PUB_LEN];
+	__u8  mac[SDR_KEX_MAC_LEN];
+};
+
+/* What a connected flow's keys rest on (sysfs flows/<id>/kex). */
+#define SDR_KEX_NONE		0	/* SDR_AUTH_OFF: no keys */
+#define SDR_KEX_EPHEMERAL	1	/* X25519 alone: safe from a sniffer,
+					 * not from a host that answers the
+					 * connect in the peer's place */
+#define SDR_KEX_PSK		2	/* X25519 and the job secret: only a
+					 * holder of the secret is the peer */
+#define SDR_KEX_NAMES		{ "none", "ephemeral", "psk" }
 
 struct sdr_endpoint {
 	__u32 magic;
@@ -352,11 +396,15 @@ struct sdr_flow_create {
 	__u32 auth;		/* in/out: SDR_AUTH_* */
 	__u32 max_inflight;	/* in/out: packets in flight, at most (ABI 6) */
 	struct sdr_ep_auth ep_auth;	/* out */
+	/* version 5 (ABI 9) */
+	char  secret[SDR_SECRET_NAME_LEN];	/* in: NAME of "sdr:NAME", or "" */
+	struct sdr_ep_kex ep_kex;	/* out */
 };
 #define SDR_FLOW_CREATE_SIZE_V1	176
 #define SDR_FLOW_CREATE_SIZE_V2	184
 #define SDR_FLOW_CREATE_SIZE_V3	232
 #define SDR_FLOW_CREATE_SIZE_V4	264
+#define SDR_FLOW_CREATE_SIZE_V5	368
 
 /*
  * The state of one receive slot, in the state area (read-only to the
@@ -426,10 +474,13 @@ struct sdr_flow_connect {
 	struct sdr_ep_paths peer_paths;
 	/* version 3 */
 	struct sdr_ep_auth peer_auth;
+	/* version 4 (ABI 9) */
+	struct sdr_ep_kex peer_kex;
 };
 #define SDR_FLOW_CONNECT_SIZE_V1	88
 #define SDR_FLOW_CONNECT_SIZE_V2	128
 #define SDR_FLOW_CONNECT_SIZE_V3	152
+#define SDR_FLOW_CONNECT_SIZE_V4	208
 
 /*
  * SDR_IOC_FLOW_DESTROY - destroy a flow: outstanding sends and receives
@@ -699,6 +750,8 @@ struct sdr_flow_modify {
 #define SDR_FEATURE_RAILS	(1ULL << 2)	/* a flow over several devices */
 #define SDR_FEATURE_GROUPS	(1ULL << 3)	/* groups: SDR_IOC_GROUP */
 #define SDR_FEATURE_MR		(1ULL << 4)	/* registered memory: SDR_IOC_MR_* */
+#define SDR_FEATURE_KEX		(1ULL << 5)	/* keys from a key exchange (ABI 9) */
+#define SDR_FEATURE_AEAD	(1ULL << 6)	/* SDR_AUTH_AEAD (ABI 9) */
 
 struct sdr_query {
 	__u32 size;

@@ -41,6 +41,21 @@ struct sdr_ctx_attr {
 
 struct sdr_ctx *sdr_open(const char *dev, const struct sdr_ctx_attr *attr);
 int sdr_close(struct sdr_ctx *ctx);
+/*
+ * The job secret (since 2.4) of the authenticated flows created on ctx
+ * from now on: name is NAME of a user key "sdr:NAME" in the process's
+ * keyrings (keyctl add user sdr:NAME ...), NULL or "" for none.  Both
+ * ends of a flow must name the same secret, or its connect fails with
+ * -EKEYREJECTED on both.  sdr_open() sets it from the environment:
+ * SDR_SECRET_FILE (a file of 16 to 4096 bytes, put in the process
+ * keyring as "sdr:file") or else SDR_SECRET (a NAME); if the file
+ * cannot be read sdr_open() fails with that errno.  Returns 0 or
+ * -EINVAL (a name of spaces, non-ASCII or SDR_SECRET_NAME_LEN bytes or
+ * more).  The key is looked up at each flow create.
+ */
+int sdr_ctx_set_secret(struct sdr_ctx *ctx, const char *name);
+/* Load a secret file into the process keyring as "sdr:NAME" (since 2.4). */
+int sdr_secret_file_load(const char *path, const char *name);
 int sdr_ctx_fd(const struct sdr_ctx *ctx);
 
 /* What SDR_IOC_BIND answered. */
@@ -124,27 +139,36 @@ int sdr_flow_set_policy(struct sdr_flow *flow, uint32_t policy);
 int sdr_flow_set_ec(struct sdr_flow *flow, uint32_t k, uint32_t m);
 /*
  * The rate SR and EC send at (ADAPTIVE's ceiling), Mbit/s of sdr packets
- * (payload and sdr's 72-byte header), for a dedicated link; 0: the path's,
+ * (payload and sdr's 80-byte header), for a dedicated link; 0: the path's,
  * measured (since 1.8).  At once, for every message; the window still
  * comes from the path.
  */
 int sdr_flow_set_rate(struct sdr_flow *flow, uint32_t mbit);
 /*
  * Everything the peer needs to connect (since 1.7), to give it as bytes:
- * the endpoint, the QPNs the flow sends from and its authentication
- * (algorithm and receive key: as secret as the fabric needs).  The peer
- * connects with sdr_flow_connect_peer().
+ * the endpoint, the QPNs the flow sends from, its authentication and
+ * (since 2.4) its key-exchange share, none of it secret: no key travels
+ * (sdr_ctx_set_secret()).  The peer connects with
+ * sdr_flow_connect_peer().
  */
 struct sdr_flow_peer {
 	struct sdr_endpoint ep;
 	struct sdr_ep_paths paths;
 	struct sdr_ep_auth auth;
+	struct sdr_ep_kex kex;		/* since 2.4 */
 };
 int sdr_flow_peer_info(const struct sdr_flow *flow, struct sdr_flow_peer *out);
 int sdr_flow_connect_peer(struct sdr_flow *flow,
 			  const struct sdr_flow_peer *peer);
 /* The authentication the flow runs (since 1.7): SDR_AUTH_OFF or a MAC. */
 uint32_t sdr_flow_auth(const struct sdr_flow *flow);
+/*
+ * What its keys rest on (since 2.4): SDR_KEX_NONE (no authentication),
+ * SDR_KEX_EPHEMERAL (a key exchange alone: safe from a host that only
+ * sees the traffic, not from one that answers the connect in the peer's
+ * place) or SDR_KEX_PSK (and the job secret: only its holders connect).
+ */
+uint32_t sdr_flow_kex(const struct sdr_flow *flow);
 
 /*
  * The endpoint blob alone: sizeof(struct sdr_endpoint) bytes.  A connect
@@ -404,6 +428,8 @@ const char *sdr_status_str(uint32_t status);
 const char *sdr_policy_str(uint32_t policy);
 /* SDR_AUTH_* (since 1.7): "off", "vmac64" ("default" for 0) */
 const char *sdr_auth_str(uint32_t auth);
+/* SDR_KEX_* (since 2.4): "none", "ephemeral", "psk" */
+const char *sdr_kex_str(uint32_t kex);
 /*
  * Parse a policy name of uapi/sdr_uapi.h (SDR_POLICY_NAMES: "none", "sr",
  * "ec", "adaptive", "auto") or a number; -EINVAL if neither.  Whether the

@@ -26,25 +26,146 @@
 #include "libsdr_sys.h"
 
 #define CM_MAGIC	0x43524453u	/* "SDRC" */
-#define CM_VERSION	2u
+#define CM_VERSION	3u
+#define CM_BODY		128
 
 /*
- * The private data each side sends: 128 bytes, under the 136 a SIDR
- * reply carries (and the 180 rdma_cm leaves of a SIDR request): the
- * endpoint, the authentication and the paths, whose QPNs (below 2^24)
- * go in 3 bytes each, the first being the endpoint's.  Host byte order,
- * as struct sdr_endpoint is: the kernel checks the endpoint.
+ * The private data each side sends: 136 bytes, the most a SIDR reply
+ * carries (rdma_cm leaves 180 of a SIDR request).  Everything the peer
+ * needs to connect (struct sdr_flow_peer: the endpoint, the paths, the
+ * authentication and the key-exchange share) in the fewest bytes each
+ * value takes, little-endian (cm_put()).  The endpoint's magic is
+ * implied; its ABI travels in a byte.  No secret is in it.
  */
 struct cm_blob {
 	uint32_t magic;
-	uint32_t version;
-	struct sdr_endpoint ep;
-	struct sdr_ep_auth auth;
-	uint8_t npaths;
-	uint8_t qpn[SDR_PATHS_MAX - 1][3];	/* paths 1..npaths-1 */
+	uint8_t version;
+	uint8_t body[CM_BODY];
 };
 
-_Static_assert(sizeof(struct cm_blob) == 128, "a SIDR reply's private data: 136 at most");
+_Static_assert(sizeof(struct cm_blob) <= 136, "a SIDR reply's private data: 136 at most");
+
+struct cm_cursor {
+	uint8_t *p;
+	uint8_t *end;
+	int err;
+};
+
+/* Put @v in @n bytes (-EPROTO if it does not fit). */
+static void cm_put(struct cm_cursor *c, uint64_t v, unsigned int n)
+{
+	unsigned int i;
+
+	if (c->p + n > c->end || (n < 8 && v >> (8 * n))) {
+		c->err = -EPROTO;
+		return;
+	}
+	for (i = 0; i < n; i++, v >>= 8)
+		*c->p++ = (uint8_t)v;
+}
+
+static uint64_t cm_get(struct cm_cursor *c, unsigned int n)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	if (c->p + n > c->end) {
+		c->err = -EPROTO;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)*c->p++ << (8 * i);
+	return v;
+}
+
+static void cm_bytes(struct cm_cursor *c, void *dst, const void *src,
+		     size_t n)
+{
+	if (c->p + n > c->end) {
+		c->err = -EPROTO;
+		return;
+	}
+	memcpy(dst ? dst : c->p, src ? src : c->p, n);
+	c->p += n;
+}
+
+/* The blob of @peer (host order: the endpoint's fields as libsdr has them). */
+static int cm_encode(const struct sdr_flow_peer *peer, struct cm_blob *b)
+{
+	const struct sdr_endpoint *ep = &peer->ep;
+	struct cm_cursor c = { b->body, b->body + CM_BODY, 0 };
+	uint32_t i;
+
+	if (peer->paths.n < 1 || peer->paths.n > SDR_PATHS_MAX ||
+	    peer->auth.alg != peer->kex.alg)
+		return -EINVAL;
+	memset(b, 0, sizeof(*b));
+	b->magic = CM_MAGIC;
+	b->version = CM_VERSION;
+	cm_put(&c, ep->abi, 1);
+	cm_put(&c, ep->policy, 1);
+	cm_put(&c, peer->kex.alg, 1);
+	cm_put(&c, peer->kex.flags, 1);
+	cm_put(&c, peer->paths.n, 1);
+	cm_bytes(&c, NULL, ep->gid, sizeof(ep->gid));
+	cm_put(&c, ep->qpn, 3);
+	cm_put(&c, ep->qkey, 4);
+	cm_put(&c, ep->flow_id, 3);
+	cm_put(&c, ep->payload, 2);
+	cm_put(&c, ep->chunk_size, 4);
+	cm_put(&c, ep->max_msg_size, 4);
+	cm_put(&c, ep->max_msgs, 2);
+	cm_put(&c, ep->token_lo, 4);
+	cm_put(&c, ep->token_hi, 4);
+	cm_put(&c, ep->seq0, 4);
+	cm_put(&c, ep->none_window, 4);
+	for (i = 1; i < SDR_PATHS_MAX; i++)
+		cm_put(&c, i < peer->paths.n ? peer->paths.qpn[i] : 0, 3);
+	cm_bytes(&c, NULL, peer->kex.pub, sizeof(peer->kex.pub));
+	cm_bytes(&c, NULL, peer->kex.mac, sizeof(peer->kex.mac));
+	return c.err;
+}
+
+/* The peer of blob @b (its magic and version checked). */
+static int cm_decode(const struct cm_blob *b, struct sdr_flow_peer *peer)
+{
+	struct cm_blob copy = *b;
+	struct sdr_endpoint *ep = &peer->ep;
+	struct cm_cursor c = { copy.body, copy.body + CM_BODY, 0 };
+	uint32_t i;
+
+	memset(peer, 0, sizeof(*peer));
+	ep->magic = SDR_EP_MAGIC;
+	ep->abi = (uint32_t)cm_get(&c, 1);
+	ep->policy = (uint32_t)cm_get(&c, 1);
+	peer->kex.alg = (uint32_t)cm_get(&c, 1);
+	peer->auth.alg = peer->kex.alg;
+	peer->kex.flags = (uint32_t)cm_get(&c, 1);
+	peer->paths.n = (uint32_t)cm_get(&c, 1);
+	cm_bytes(&c, ep->gid, NULL, sizeof(ep->gid));
+	ep->qpn = (uint32_t)cm_get(&c, 3);
+	ep->qkey = (uint32_t)cm_get(&c, 4);
+	ep->flow_id = (uint32_t)cm_get(&c, 3);
+	ep->payload = (uint32_t)cm_get(&c, 2);
+	ep->chunk_size = (uint32_t)cm_get(&c, 4);
+	ep->max_msg_size = (uint32_t)cm_get(&c, 4);
+	ep->max_msgs = (uint32_t)cm_get(&c, 2);
+	ep->token_lo = (uint32_t)cm_get(&c, 4);
+	ep->token_hi = (uint32_t)cm_get(&c, 4);
+	ep->seq0 = (uint32_t)cm_get(&c, 4);
+	ep->none_window = (uint32_t)cm_get(&c, 4);
+	peer->paths.qpn[0] = ep->qpn;
+	for (i = 1; i < SDR_PATHS_MAX; i++)
+		peer->paths.qpn[i] = (uint32_t)cm_get(&c, 3);
+	cm_bytes(&c, peer->kex.pub, NULL, sizeof(peer->kex.pub));
+	cm_bytes(&c, peer->kex.mac, NULL, sizeof(peer->kex.mac));
+	if (c.err || peer->paths.n < 1 || peer->paths.n > SDR_PATHS_MAX)
+		return -EPROTO;
+	for (i = peer->paths.n; i < SDR_PATHS_MAX; i++)
+		if (peer->paths.qpn[i])
+			return -EPROTO;
+	return 0;
+}
 
 struct sdr_cm {
 	struct rdma_event_channel *ch;	/* NULL: a request's, the listener's */
@@ -347,7 +468,6 @@ static int cm_flow_blob(const struct sdr_cm *cm, const struct sdr_flow *flow,
 	struct sdr_ctx_info info;
 	struct sdr_flow_peer peer;
 	int ret = sdr_ctx_query(sdr_flow_ctx(flow), &info);
-	uint32_t i;
 
 	if (ret)
 		return ret;
@@ -356,40 +476,16 @@ static int cm_flow_blob(const struct sdr_cm *cm, const struct sdr_flow *flow,
 	ret = sdr_flow_peer_info(flow, &peer);
 	if (ret)
 		return ret;
-	if (peer.paths.n < 1 || peer.paths.n > SDR_PATHS_MAX)
-		return -EINVAL;
-	memset(b, 0, sizeof(*b));
-	b->magic = CM_MAGIC;
-	b->version = CM_VERSION;
-	b->ep = peer.ep;
-	b->auth = peer.auth;
-	b->npaths = (uint8_t)peer.paths.n;
-	for (i = 1; i < peer.paths.n; i++) {
-		b->qpn[i - 1][0] = (uint8_t)peer.paths.qpn[i];
-		b->qpn[i - 1][1] = (uint8_t)(peer.paths.qpn[i] >> 8);
-		b->qpn[i - 1][2] = (uint8_t)(peer.paths.qpn[i] >> 16);
-	}
-	return 0;
+	return cm_encode(&peer, b);
 }
 
 /* Connect @flow to the peer of blob @b (its magic and version checked). */
 static int cm_connect_blob(struct sdr_flow *flow, const struct cm_blob *b)
 {
 	struct sdr_flow_peer peer;
-	uint32_t i;
+	int ret = cm_decode(b, &peer);
 
-	if (b->npaths < 1 || b->npaths > SDR_PATHS_MAX)
-		return -EPROTO;
-	memset(&peer, 0, sizeof(peer));
-	peer.ep = b->ep;
-	peer.auth = b->auth;
-	peer.paths.n = b->npaths;
-	peer.paths.qpn[0] = b->ep.qpn;
-	for (i = 1; i < b->npaths; i++)
-		peer.paths.qpn[i] = b->qpn[i - 1][0] |
-				    (uint32_t)b->qpn[i - 1][1] << 8 |
-				    (uint32_t)b->qpn[i - 1][2] << 16;
-	return sdr_flow_connect_peer(flow, &peer);
+	return ret ? ret : sdr_flow_connect_peer(flow, &peer);
 }
 
 int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
@@ -408,7 +504,7 @@ int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = &mine;
 	cp.private_data_len = sizeof(mine);
-	cp.qp_num = mine.ep.qpn;
+	cp.qp_num = flow->ep.qpn;
 	if (rdma_connect(cm->id, &cp))
 		return -errno;
 	cm->answered = true;
@@ -443,7 +539,7 @@ int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = &mine;
 	cp.private_data_len = sizeof(mine);
-	cp.qp_num = mine.ep.qpn;
+	cp.qp_num = flow->ep.qpn;
 	req->answered = true;
 	if (rdma_accept(req->id, &cp))
 		return -errno;

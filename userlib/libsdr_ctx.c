@@ -71,6 +71,9 @@ struct sdr_ctx *sdr_open(const char *dev, const struct sdr_ctx_attr *attr)
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return NULL;
+	ret = sdr__secret_from_env(ctx);
+	if (ret)
+		goto err_free;
 	ctx->fd = open(SDR_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (ctx->fd < 0) {
 		ret = -errno;

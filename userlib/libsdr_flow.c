@@ -91,6 +91,8 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	c.ec_m = attr->ec_m;
 	c.paths = attr->paths;
 	c.auth = attr->auth;
+	if (attr->auth != SDR_AUTH_OFF)
+		memcpy(c.secret, ctx->secret, sizeof(c.secret));
 	c.flags = attr->flags;
 	c.max_inflight = attr->max_inflight;
 
@@ -116,6 +118,7 @@ struct sdr_flow *sdr_flow_create(struct sdr_ctx *ctx,
 	f->ep = c.ep;
 	f->paths = c.ep_paths;
 	f->auth = c.ep_auth;
+	f->kex = c.ep_kex;
 	f->state_stride = c.state_stride;
 	f->chunk_bitmap = c.chunk_bitmap;
 	f->pkt_bitmap = c.pkt_bitmap;
@@ -291,7 +294,8 @@ int sdr_flow_paths(const struct sdr_flow *flow, struct sdr_ep_paths *paths)
 
 static int flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer,
 			const struct sdr_ep_paths *peer_paths,
-			const struct sdr_ep_auth *peer_auth)
+			const struct sdr_ep_auth *peer_auth,
+			const struct sdr_ep_kex *peer_kex)
 {
 	struct sdr_flow_connect c;
 
@@ -305,6 +309,8 @@ static int flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer,
 		c.peer_paths = *peer_paths;
 	if (peer_auth)
 		c.peer_auth = *peer_auth;
+	if (peer_kex)
+		c.peer_kex = *peer_kex;
 	return sdr__ioctl(flow->ctx->fd, SDR_IOC_FLOW_CONNECT, &c);
 }
 
@@ -312,10 +318,68 @@ int sdr_flow_connect_paths(struct sdr_flow *flow,
 			   const struct sdr_endpoint *peer,
 			   const struct sdr_ep_paths *peer_paths)
 {
-	return flow_connect(flow, peer, peer_paths, NULL);
+	return flow_connect(flow, peer, peer_paths, NULL, NULL);
 }
 
+#ifdef LIBSDR_SHARED
+/*
+ * libsdr.so: these two are version 2.4's (the 2.0 ones, below, take the
+ * struct without the share); in libsdr.a they are plain.
+ */
+#define sdr_flow_peer_info	sdr_flow_peer_info_2_4
+#define sdr_flow_connect_peer	sdr_flow_connect_peer_2_4
+int sdr_flow_peer_info_2_4(const struct sdr_flow *flow,
+			   struct sdr_flow_peer *out);
+int sdr_flow_connect_peer_2_4(struct sdr_flow *flow,
+			      const struct sdr_flow_peer *peer);
+__asm__(".symver sdr_flow_peer_info_2_4, sdr_flow_peer_info@@LIBSDR_2.4");
+__asm__(".symver sdr_flow_connect_peer_2_4, sdr_flow_connect_peer@@LIBSDR_2.4");
+#endif
+
 int sdr_flow_peer_info(const struct sdr_flow *flow, struct sdr_flow_peer *out)
+{
+	if (!flow || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->ep = flow->ep;
+	out->paths = flow->paths;
+	out->auth = flow->auth;
+	out->kex = flow->kex;
+	return 0;
+}
+
+int sdr_flow_connect_peer(struct sdr_flow *flow,
+			  const struct sdr_flow_peer *peer)
+{
+	if (!peer)
+		return -EINVAL;
+	return flow_connect(flow, &peer->ep, &peer->paths, &peer->auth,
+			    &peer->kex);
+}
+
+#ifdef LIBSDR_SHARED
+#undef sdr_flow_peer_info
+#undef sdr_flow_connect_peer
+/*
+ * libsdr 2.0 to 2.3's struct sdr_flow_peer, without the share: binaries
+ * built against them keep their calls.  Only flows that do not
+ * authenticate connect with it (as with any peer that gives no share).
+ */
+struct sdr_flow_peer_2_0 {
+	struct sdr_endpoint ep;
+	struct sdr_ep_paths paths;
+	struct sdr_ep_auth auth;
+};
+
+int sdr_flow_peer_info_2_0(const struct sdr_flow *flow,
+			   struct sdr_flow_peer_2_0 *out);
+int sdr_flow_connect_peer_2_0(struct sdr_flow *flow,
+			      const struct sdr_flow_peer_2_0 *peer);
+__asm__(".symver sdr_flow_peer_info_2_0, sdr_flow_peer_info@LIBSDR_2.0");
+__asm__(".symver sdr_flow_connect_peer_2_0, sdr_flow_connect_peer@LIBSDR_2.0");
+
+int sdr_flow_peer_info_2_0(const struct sdr_flow *flow,
+			   struct sdr_flow_peer_2_0 *out)
 {
 	if (!flow || !out)
 		return -EINVAL;
@@ -326,17 +390,26 @@ int sdr_flow_peer_info(const struct sdr_flow *flow, struct sdr_flow_peer *out)
 	return 0;
 }
 
-int sdr_flow_connect_peer(struct sdr_flow *flow,
-			  const struct sdr_flow_peer *peer)
+int sdr_flow_connect_peer_2_0(struct sdr_flow *flow,
+			      const struct sdr_flow_peer_2_0 *peer)
 {
 	if (!peer)
 		return -EINVAL;
-	return flow_connect(flow, &peer->ep, &peer->paths, &peer->auth);
+	return flow_connect(flow, &peer->ep, &peer->paths, &peer->auth, NULL);
 }
+#endif
 
 uint32_t sdr_flow_auth(const struct sdr_flow *flow)
 {
 	return flow ? flow->auth.alg : 0;
+}
+
+uint32_t sdr_flow_kex(const struct sdr_flow *flow)
+{
+	if (!flow || flow->kex.alg == SDR_AUTH_OFF || !flow->kex.alg)
+		return SDR_KEX_NONE;
+	return flow->kex.flags & SDR_KEX_F_PSK ? SDR_KEX_PSK :
+						 SDR_KEX_EPHEMERAL;
 }
 
 int sdr_flow_connect(struct sdr_flow *flow, const struct sdr_endpoint *peer)

@@ -51,6 +51,7 @@ struct sdr_flow {
 	struct sdr_endpoint ep;
 	struct sdr_ep_paths paths;
 	struct sdr_ep_auth auth;
+	struct sdr_ep_kex kex;
 	uint8_t *recv_map;
 	size_t recv_size;
 	uint8_t *send_map;
@@ -84,6 +85,9 @@ struct sdr_ctx {
 	bool cq_polled;			/* sdr_poll_cq() was used */
 	struct sdr_flow *flows;
 	struct sdr_backlog backlog;
+	char secret[SDR_SECRET_NAME_LEN];	/* the job secret's NAME, or "" */
 };
+
+int sdr__secret_from_env(struct sdr_ctx *ctx);
 
 #endif /* LIBSDR_INT_H */

@@ -41,6 +41,14 @@ const char *sdr_auth_str(uint32_t auth)
 	return auth < SDR_AUTH_NR ? auth_names[auth] : "unknown";
 }
 
+static const char *const kex_names[] = SDR_KEX_NAMES;
+
+const char *sdr_kex_str(uint32_t kex)
+{
+	return kex < sizeof(kex_names) / sizeof(kex_names[0]) ?
+	       kex_names[kex] : "unknown";
+}
+
 int sdr_policy_parse(const char *s, uint32_t *policy)
 {
 	uint32_t i;

@@ -24,7 +24,7 @@
 #define SDK_QPS_DEFAULT_LOG	4
 #define SDK_QPS_MAX_LOG		10
 #define SDK_INFO_MAGIC		0x53445251u	/* "SDRQ" */
-#define SDK_INFO_VERSION	1
+#define SDK_INFO_VERSION	2	/* 2: the peer has its key-exchange share */
 
 struct sdr_context {
 	struct sdr_ctx *ctx;

@@ -92,7 +92,7 @@ void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf)
 	h.pn_lo = cpu_to_be32((u32)pkt->pn);
 	h.land = cpu_to_be32(pkt->land);
 	h.part = cpu_to_be32(pkt->part);
-	sdr_wire_put_tag(h.tag, pkt->tag);
+	memcpy(h.tag, pkt->tag, sizeof(h.tag));
 	memcpy(buf, &h, sizeof(h));
 }
 
@@ -319,7 +319,7 @@ int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out)
 	pkt.pn = (u64)sdr_get_be32(p + 48) << 32 | sdr_get_be32(p + 52);
 	pkt.land = sdr_get_be32(p + 56);
 	pkt.part = sdr_get_be32(p + 60);
-	pkt.tag = sdr_wire_get_tag(p + SDR_WIRE_TAG_OFF);
+	memcpy(pkt.tag, p + SDR_WIRE_TAG_OFF, sizeof(pkt.tag));
 
 	if (pkt.type < SDR_PKT_DATA || pkt.type > SDR_PKT_TYPE_MAX)
 		return -SDR_DROP_TYPE;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdr wire format: one 72-byte big-endian header in front of every UD
+ * sdr wire format: one 80-byte big-endian header in front of every UD
  * payload, plus the ACK/NACK body.  Documentation/protocol.rst is the
  * normative description; this header and sdr_wire.c implement it.
  */
@@ -10,12 +10,12 @@
 #include "sdr_compat.h"
 
 #define SDR_WIRE_MAGIC		0x5D52
-#define SDR_WIRE_VERSION	8
-#define SDR_WIRE_HDR_LEN	72
+#define SDR_WIRE_VERSION	9
+#define SDR_WIRE_HDR_LEN	80
 #define SDR_WIRE_PN_OFF		48
 /* the tag covers the header before it and the payload */
 #define SDR_WIRE_TAG_OFF	64
-#define SDR_WIRE_TAG_LEN	8
+#define SDR_WIRE_TAG_LEN	16
 
 /* packet types */
 enum sdr_pkt_type {
@@ -124,7 +124,11 @@ struct sdr_wire_hdr {
 	__be32	pn_lo;		/* 52: ... its nonce and replay-window index */
 	__be32	land;		/* 56: DATA: where the payload lands (below) */
 	__be32	part;		/* 60: STREAM DATA: its part's base, else 0 */
-	u8	tag[SDR_WIRE_TAG_LEN];	/* 64: MAC of bytes 0..63 and payload */
+	/*
+	 * 64: the tag over bytes 0..63 and the payload: VMAC-64's in the
+	 * first 8 bytes (the rest 0), the AEAD's in all 16, else 0
+	 */
+	u8	tag[SDR_WIRE_TAG_LEN];
 };
 
 /*
@@ -154,7 +158,7 @@ struct sdr_pkt {
 	u32	part;		/* STREAM DATA: base of its part */
 	u64	token;		/* the receiving flow's, see sdr_wire_hdr */
 	u64	pn;		/* packet number: 0 on unauthenticated flows */
-	u64	tag;		/* the tag bytes, big-endian */
+	u8	tag[SDR_WIRE_TAG_LEN];	/* the tag field's bytes */
 };
 
 /*
@@ -198,25 +202,6 @@ void sdr_wire_encode(const struct sdr_pkt *pkt, void *buf);
 int sdr_wire_decode(const void *buf, u32 buf_len, struct sdr_pkt *out);
 int sdr_wire_check_geometry(const struct sdr_pkt *pkt, u32 pay, u32 max_msg);
 u32 sdr_stream_max_pkts(u32 max_msg, u32 pay);
-
-/* The tag field's bytes as one number, and back (big-endian). */
-static inline u64 sdr_wire_get_tag(const u8 *p)
-{
-	u64 v = 0;
-	int i;
-
-	for (i = 0; i < SDR_WIRE_TAG_LEN; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static inline void sdr_wire_put_tag(u8 *p, u64 v)
-{
-	int i;
-
-	for (i = SDR_WIRE_TAG_LEN - 1; i >= 0; i--, v >>= 8)
-		p[i] = (u8)v;
-}
 
 /* Payload of a decoded packet: it always follows the header directly. */
 static inline const void *sdr_wire_payload(const void *buf)

@@ -31,7 +31,7 @@ static bool pkt_eq(const struct sdr_pkt *a, const struct sdr_pkt *b)
 	       a->ts == b->ts && a->aux == b->aux && a->land == b->land &&
 	       a->part == b->part &&
 	       a->token == b->token &&
-	       a->pn == b->pn && a->tag == b->tag;
+	       a->pn == b->pn && !memcmp(a->tag, b->tag, sizeof(a->tag));
 }
 
 /* encode @p (with @plen payload bytes of room) and decode it back */
@@ -52,7 +52,7 @@ static void test_wire_layout(void)
 	struct sdr_pkt p = data_pkt(100, 0, 100);
 	u8 buf[SDR_WIRE_HDR_LEN + 100];
 	static const u8 want[SDR_WIRE_HDR_LEN] = {
-		0x5d, 0x52, 8, 1, 1, 1, 0, 100,
+		0x5d, 0x52, 9, 1, 1, 1, 0, 100,
 		0, 0, 0, 7, 0, 0, 0, 9,
 		0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 100,
 		0, 0, 0, 0, 1, 2, 3, 4,
@@ -61,12 +61,15 @@ static void test_wire_layout(void)
 		0x80, 0, 0, 0, 0, 0, 0, 0x2a,
 		0, 0x04, 0, 0, 0, 0, 0, 0,
 		0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8,
+		0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8,
 	};
+	unsigned int i;
 
 	p.pn = 0x800000000000002aULL;
-	p.tag = 0xa1a2a3a4a5a6a7a8ULL;
+	for (i = 0; i < SDR_WIRE_TAG_LEN; i++)
+		p.tag[i] = (u8)((i < 8 ? 0xa1 : 0xa9) + i);
 	p.land = 0x40000;	/* the message lands 256 KiB in */
-	CHECK_EQ(sizeof(struct sdr_wire_hdr), 72);
+	CHECK_EQ(sizeof(struct sdr_wire_hdr), 80);
 	CHECK_EQ(SDR_WIRE_TAG_OFF + SDR_WIRE_TAG_LEN, SDR_WIRE_HDR_LEN);
 	sdr_wire_encode(&p, buf);
 	CHECK(!memcmp(buf, want, sizeof(want)));
