@@ -356,8 +356,11 @@ static void usage(FILE *f)
 "                         is the flow's own, instead of -d; the peer names\n"
 "                         as many of its own)\n"
 "      --mtu=BYTES        flow MTU (default: the port's)\n"
-"      --auth=on|off      authenticated packets (default: the kernel's,\n"
-"                         normally on); off only for a trusted fabric\n"
+"      --auth=on|off|vmac64|aead  authenticated packets (default: the\n"
+"                         kernel's, normally vmac64); aead also encrypts\n"
+"                         every payload; off only for a trusted fabric\n"
+"      --secret-file=PATH the job secret (16..4096 bytes) both ends hold:\n"
+"                         only its holders connect (also SDR_SECRET_FILE)\n"
 "      --rate=MBIT        the sender's rate, Mbit/s of sdr packets, fixed (a\n"
 "                         dedicated link); 0: the path's, measured (default:\n"
 "                         the kernel's rate_mbit, normally 0)\n"
@@ -428,7 +431,8 @@ static void parse_rails(const char *arg, struct opts *o)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS, O_AUTH, O_RATE };
+	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS, O_AUTH, O_RATE,
+	       O_SECRET };
 	static const struct option lo[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
@@ -446,6 +450,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "auth", required_argument, NULL, O_AUTH },
 		{ "rate", required_argument, NULL, O_RATE },
+		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -529,8 +534,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->auth = SDR_AUTH_OFF;
 			else if (!strcmp(optarg, "vmac64"))
 				o->auth = SDR_AUTH_VMAC64;
+			else if (!strcmp(optarg, "aead"))
+				o->auth = SDR_AUTH_AEAD;
 			else
-				die(EXIT_USAGE, "--auth must be on, off or vmac64");
+				die(EXIT_USAGE, "--auth must be on, off, vmac64 or aead");
+			break;
+		case O_SECRET:
+			/* libsdr's sdr_open() reads it, for every context */
+			if (setenv("SDR_SECRET_FILE", optarg, 1))
+				die(EXIT_USAGE, "--secret-file: %s", strerror(errno));
 			break;
 		case O_RATE:
 			v = parse_size(optarg, "rate");
@@ -1045,7 +1057,9 @@ static void report(struct run *r)
 		       r->fp.chunk_size / r->fp.payload);
 		printf(" Max in flight   : %u messages\n", r->fp.max_msgs);
 		printf(" Verify          : %s\n", o->verify ? "on" : "off");
-		printf(" Authentication  : %s\n", sdr_auth_str(sdr_flow_auth(r->flow)));
+		printf(" Authentication  : %s, keys: %s\n",
+		       sdr_auth_str(sdr_flow_auth(r->flow)),
+		       sdr_kex_str(sdr_flow_kex(r->flow)));
 		if (o->rate_mbit > 0)
 			printf(" Rate            : %" PRId64 " Mbit/s, fixed\n", o->rate_mbit);
 		else
@@ -1085,7 +1099,7 @@ static void report(struct run *r)
 	}
 	if (o->json) {
 		printf("{\"role\":\"%s\",\"device\":\"%s\",\"policy\":\"%s\","
-		       "\"auth\":\"%s\",\"rate_mbit\":%" PRId64 ","
+		       "\"auth\":\"%s\",\"kex\":\"%s\",\"rate_mbit\":%" PRId64 ","
 		       "\"msg_bytes\":%" PRIu64 ",\"messages\":%" PRIu64
 		       ",\"seconds\":%.6f,\"goodput_MBps\":%.3f,"
 		       "\"completion_us\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64
@@ -1101,7 +1115,8 @@ static void report(struct run *r)
 		       ",\"chunk_size\":%u,\"mtu\":%u,\"payload\":%u,\"max_msgs\":%u,\"ec_k\":%u,\"ec_m\":%u"
 		       ",\"peer_results\":%s,\"auto_choice\":\"%s\"",
 		       client ? "client" : "server", o->dev, sdr_policy_str(o->policy),
-		       sdr_auth_str(sdr_flow_auth(r->flow)), o->rate_mbit, o->size, messages, secs, mbps, r->me.p50, r->me.p99,
+		       sdr_auth_str(sdr_flow_auth(r->flow)),
+		       sdr_kex_str(sdr_flow_kex(r->flow)), o->rate_mbit, o->size, messages, secs, mbps, r->me.p50, r->me.p99,
 		       r->me.p999, r->me.max,
 		       client ? "send_post_to_send_completion" : "recv_post_to_recv_completion",
 		       missing, retx, spurious, parity, recovered, failed, verr, rx ? rx->partial : 0, delivered,
@@ -1136,8 +1151,9 @@ int main(int argc, char **argv)
 
 	r.ctx = sdr_open(r.o.dev, NULL);
 	if (!r.ctx)
-		die(errno == ENOENT ? EXIT_ERR : EXIT_ERR, "open %s: %s%s", r.o.dev,
-		    strerror(errno), errno == ENOENT ? " (is sdr.ko loaded?)" : "");
+		die(EXIT_ERR, "open %s: %s%s", r.o.dev, strerror(errno),
+		    errno == ENOENT ? " (is sdr.ko loaded, and SDR_SECRET_FILE "
+		    "readable if set?)" : "");
 
 	/* Round 1: parameters.  The client creates its flow first. */
 	if (client)
@@ -1232,6 +1248,9 @@ int main(int argc, char **argv)
 			    strerror(-ret));
 	}
 	ret = sdr_flow_connect_peer(r.flow, &t2.peer);
+	if (ret == -EKEYREJECTED)
+		die(EXIT_ERR, "connect: %s: the peer does not hold this job's "
+		    "secret (--secret-file, SDR_SECRET_FILE)", strerror(-ret));
 	if (ret)
 		die(EXIT_ERR, "connect: %s", strerror(-ret));
 	sdr_flow_props(r.flow, &r.fp);

@@ -369,6 +369,8 @@ static const struct {
 	{ SDR_FEATURE_RAILS, "rails" },
 	{ SDR_FEATURE_GROUPS, "groups" },
 	{ SDR_FEATURE_MR, "mr" },
+	{ SDR_FEATURE_KEX, "kex" },
+	{ SDR_FEATURE_AEAD, "aead" },
 };
 
 /* A mask as a list of names: policies by id, features by feature_names. */
@@ -548,7 +550,7 @@ static int cmd_dev(int argc, char **argv)
 
 static const char *const flow_order[] = {
 	"owner_pid", "owner_uid", "policy", "policies", "ec_geometry", "state",
-	"auth", "peer", "mtu", "payload",
+	"auth", "kex", "peer", "mtu", "payload",
 	"chunk_size", "max_msg_size", "max_msgs", "sends_inflight",
 	"recvs_posted", "paths", NULL
 };

@@ -998,14 +998,15 @@ static const struct imp imps[] = {
 	 * gets about ten probe rounds before it is declared dead, and a
 	 * round of one packet often left a burst unfinished in that time.
 	 * Even so about one realization in ten (seeds 1 and 17 of 1..20 with
-	 * the 64-byte header) meets a bad run longer than the dead time's
-	 * rounds and fails the flow, as it should: seed 19 is a usual one.
+	 * the 64-byte header; 18 and 22 of EC's with the 80-byte one) meets
+	 * a bad run longer than the dead time's rounds and fails the flow,
+	 * as it should: seeds 19 and 20 are usual ones.
 	 */
 	{ .name = "gemodel_long_rto", .ge_gb = 0.01, .ge_bg = 0.10, .ge_bad = 1.0,
 	  .rto_min_ns = 200 * MS, .dead_ns = 2000 * MS, .seed = 19 },
 	{ .name = "ec_gemodel_long_rto", .ge_gb = 0.01, .ge_bg = 0.10, .ge_bad = 1.0,
 	  .ec_k = 8, .ec_m = 2, .rto_min_ns = 200 * MS, .dead_ns = 2000 * MS,
-	  .seed = 18 },
+	  .seed = 20 },
 	{ .name = "ec_rnr", .rnr = 1, .loss = 0.002, .ec_k = 4, .ec_m = 1, .seed = 15 },
 	/* four paths, 0-300 us apart: reassembly from out-of-order paths */
 	{ .name = "paths4_skew", .npaths = 4,

@@ -93,13 +93,46 @@ static void test_uapi_size_auth(void)
 	CHECK_EQ(offsetof(struct sdr_ep_auth, key), 8);
 	CHECK_EQ(offsetof(struct sdr_flow_create, auth), SDR_FLOW_CREATE_SIZE_V3);
 	CHECK_EQ(offsetof(struct sdr_flow_create, ep_auth), 240);
-	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V4);
+	CHECK_EQ(offsetofend(struct sdr_flow_create, ep_auth),
+		 SDR_FLOW_CREATE_SIZE_V4);
 	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V4, 264);
 	CHECK_EQ(offsetof(struct sdr_flow_connect, peer_auth),
 		 SDR_FLOW_CONNECT_SIZE_V2);
-	CHECK_EQ(sizeof(struct sdr_flow_connect), SDR_FLOW_CONNECT_SIZE_V3);
+	CHECK_EQ(offsetofend(struct sdr_flow_connect, peer_auth),
+		 SDR_FLOW_CONNECT_SIZE_V3);
 	CHECK_EQ(SDR_FLOW_CONNECT_SIZE_V3, 152);
 	CHECK_EQ(SDR_FEATURE_AUTH, 1ULL << 0);
+}
+
+/*
+ * ABI 9, the key exchange: version 5 of flow create (the job secret's
+ * name in, the share out), 4 of connect (the peer's share), the AEAD.
+ */
+static void test_uapi_size_kex(void)
+{
+	CHECK_EQ(SDR_AUTH_AEAD, 3);
+	CHECK_EQ(SDR_AUTH_NR, 4);
+	CHECK_EQ(SDR_KEX_PUB_LEN, 32);
+	CHECK_EQ(SDR_KEX_MAC_LEN, 16);
+	CHECK_EQ(SDR_KEX_F_PSK, 1);
+	CHECK_EQ(SDR_SECRET_NAME_LEN, 48);
+	CHECK_EQ(sizeof(struct sdr_ep_kex), 56);
+	CHECK_EQ(offsetof(struct sdr_ep_kex, pub), 8);
+	CHECK_EQ(offsetof(struct sdr_ep_kex, mac), 40);
+	CHECK_EQ(offsetof(struct sdr_flow_create, secret),
+		 SDR_FLOW_CREATE_SIZE_V4);
+	CHECK_EQ(offsetof(struct sdr_flow_create, ep_kex), 312);
+	CHECK_EQ(sizeof(struct sdr_flow_create), SDR_FLOW_CREATE_SIZE_V5);
+	CHECK_EQ(SDR_FLOW_CREATE_SIZE_V5, 368);
+	CHECK_EQ(offsetof(struct sdr_flow_connect, peer_kex),
+		 SDR_FLOW_CONNECT_SIZE_V3);
+	CHECK_EQ(sizeof(struct sdr_flow_connect), SDR_FLOW_CONNECT_SIZE_V4);
+	CHECK_EQ(SDR_FLOW_CONNECT_SIZE_V4, 208);
+	CHECK_EQ(SDR_FEATURE_KEX, 1ULL << 5);
+	CHECK_EQ(SDR_FEATURE_AEAD, 1ULL << 6);
+	CHECK_EQ(SDR_KEX_NONE, 0);
+	CHECK_EQ(SDR_KEX_EPHEMERAL, 1);
+	CHECK_EQ(SDR_KEX_PSK, 2);
 }
 
 static void test_uapi_rail_layout(void)
@@ -148,7 +181,7 @@ static void test_uapi_group_layout(void)
  */
 static void test_uapi_mr_layout(void)
 {
-	CHECK_EQ(SDR_ABI_VERSION, 8);
+	CHECK_EQ(SDR_ABI_VERSION, 9);
 	CHECK_EQ(SDR_IOC_MR_REG, _IO(SDR_IOC_MAGIC, 0x0c));
 	CHECK_EQ(SDR_IOC_MR_DEREG, _IO(SDR_IOC_MAGIC, 0x0d));
 	CHECK_EQ(SDR_FEATURE_MR, 1ULL << 4);
@@ -224,6 +257,7 @@ void test_uapi(void)
 	TAP_RUN(test_uapi_size_v2);
 	TAP_RUN(test_uapi_size_v3);
 	TAP_RUN(test_uapi_size_auth);
+	TAP_RUN(test_uapi_size_kex);
 	TAP_RUN(test_uapi_rail_layout);
 	TAP_RUN(test_uapi_group_layout);
 	TAP_RUN(test_uapi_mr_layout);

@@ -245,7 +245,7 @@ static void test_wire_reject(void)
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 5), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 6), -SDR_DROP_VERSION);
 	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 7), -SDR_DROP_VERSION);
-	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, 9), -SDR_DROP_VERSION);
+	CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, 2, SDR_WIRE_VERSION + 1), -SDR_DROP_VERSION);
 	/* the part word, each byte: only a streamed message's packet has one */
 	for (i = 60; i < 64; i++)
 		CHECK_EQ(mutate(&p, SDR_WIRE_HDR_LEN + 100, (int)i, 1),

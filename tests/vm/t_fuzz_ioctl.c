@@ -576,11 +576,11 @@ static const struct ioc {
 		      { EBUSY, ENOMEM } },
 	[NR_CREATE] = { "FLOW_CREATE", SDR_IOC_FLOW_CREATE,
 			SDR_FLOW_CREATE_SIZE_V1, sizeof(struct sdr_flow_create),
-			SDR_FLOW_CREATE_MR, { ENOSPC, ENOMEM } },
+			SDR_FLOW_CREATE_MR, { ENOSPC, ENOMEM, ENOKEY } },
 	[NR_CONNECT] = { "FLOW_CONNECT", SDR_IOC_FLOW_CONNECT,
 			 SDR_FLOW_CONNECT_SIZE_V1,
 			 sizeof(struct sdr_flow_connect), 0,
-			 { EISCONN, EHOSTUNREACH, EPROTO } },
+			 { EISCONN, EHOSTUNREACH, EPROTO, EKEYREJECTED } },
 	[NR_DESTROY] = { "FLOW_DESTROY", SDR_IOC_FLOW_DESTROY,
 			 SDR_FLOW_DESTROY_SIZE_V1,
 			 sizeof(struct sdr_flow_destroy), 0, { 0 } },
@@ -1861,15 +1861,23 @@ static int memchr_nonzero(const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* auth out: OFF with no key, or VMAC64 with one, and what ep_auth says */
+/*
+ * auth out: never a key in ep_auth; a share (struct version 5) with a
+ * public key unless OFF, never signed (the fuzzer names no secret)
+ */
 static int auth_out_ok(const struct sdr_flow_create *c)
 {
-	int key = memchr_nonzero(c->ep_auth.key, sizeof(c->ep_auth.key));
+	int pub = memchr_nonzero(c->ep_kex.pub, sizeof(c->ep_kex.pub));
 
-	if (c->ep_auth.__reserved || c->ep_auth.alg != c->auth)
+	if (c->ep_auth.__reserved || c->ep_auth.alg != c->auth ||
+	    memchr_nonzero(c->ep_auth.key, sizeof(c->ep_auth.key)) ||
+	    c->auth == SDR_AUTH_DEFAULT || c->auth >= SDR_AUTH_NR)
 		return 0;
-	return (c->auth == SDR_AUTH_OFF && !key) ||
-	       (c->auth == SDR_AUTH_VMAC64 && key);
+	if (c->size < SDR_FLOW_CREATE_SIZE_V5)
+		return 1;
+	return c->ep_kex.alg == c->auth && !c->ep_kex.flags &&
+	       !memchr_nonzero(c->ep_kex.mac, sizeof(c->ep_kex.mac)) &&
+	       (c->auth == SDR_AUTH_OFF) == !pub;
 }
 
 static void check_create_out(struct thr *t, const struct sdr_flow_create *c)
@@ -1972,6 +1980,7 @@ static void op_pair(struct thr *t)
 		k.flow_id = a.flow_id;
 		k.peer = a.ep;
 		k.peer_auth = a.ep_auth;
+		k.peer_kex = a.ep_kex;
 		r = fz_ioctl(t, ia, NR_CONNECT, &k, 0, 0, "flow=%#x to itself",
 			     a.flow_id);
 		fa = flow_add(t, ia, r.gen, &a, !r.ret);
@@ -1994,12 +2003,16 @@ static void op_pair(struct thr *t)
 	k.flow_id = a.flow_id;
 	k.peer = b.ep;
 	k.peer_auth = b.ep_auth;
+	k.peer_kex = b.ep_kex;
+	k.peer_paths = b.ep_paths;
 	r = fz_ioctl(t, ia, NR_CONNECT, &k, 0, 0, "flow=%#x to %#x", a.flow_id,
 		     b.flow_id);
 	fa = flow_add(t, ia, r.gen, &a, !r.ret);
 	k.flow_id = b.flow_id;
 	k.peer = a.ep;
 	k.peer_auth = a.ep_auth;
+	k.peer_kex = a.ep_kex;
+	k.peer_paths = a.ep_paths;
 	r = fz_ioctl(t, ib, NR_CONNECT, &k, 0, 0, "flow=%#x to %#x", b.flow_id,
 		     a.flow_id);
 	fb = flow_add(t, ib, r.gen, &b, !r.ret);
@@ -2046,6 +2059,7 @@ static void op_connect(struct thr *t)
 	case 0:
 		k.peer = a.c.ep;
 		k.peer_auth = a.c.ep_auth;
+		k.peer_kex = a.c.ep_kex;
 		to = "itself";
 		break;
 	case 1:
@@ -2061,6 +2075,7 @@ static void op_connect(struct thr *t)
 			    S.flow[j].c.max_msgs == a.c.max_msgs) {
 				k.peer = S.flow[j].c.ep;
 				k.peer_auth = S.flow[j].c.ep_auth;
+				k.peer_kex = S.flow[j].c.ep_kex;
 				to = S.flow[j].destroyed ? "a destroyed match" :
 				     "a match";
 				break;
@@ -2091,12 +2106,17 @@ static void op_connect(struct thr *t)
 		if (pick_flow(t, &b, W_ANY) >= 0) {
 			k.peer = b.c.ep;
 			k.peer_auth = b.c.ep_auth;
+			k.peer_kex = b.c.ep_kex;
 		}
 		break;
 	}
 	/* the authentication part mangled: not this flow's (EPROTO) */
 	if (pct(t, 3))
 		((uint8_t *)&k.peer_auth)[below(t, sizeof(k.peer_auth))] ^=
+			1 + below(t, 255);
+	/* the share mangled: EPROTO, EKEYREJECTED, or keys nobody has */
+	if (pct(t, 3))
+		((uint8_t *)&k.peer_kex)[below(t, sizeof(k.peer_kex))] ^=
 			1 + below(t, 255);
 	if (pct(t, 3)) {
 		k.__reserved = 1;
@@ -2345,7 +2365,8 @@ static void op_query(struct thr *t)
 	    !(q.policies & (1ULL << SDR_POLICY_NONE)) ||
 	    q.policies >> SDR_POLICY_NR ||
 	    q.features != (SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH | SDR_FEATURE_RAILS |
-			   SDR_FEATURE_GROUPS | SDR_FEATURE_MR) ||
+			   SDR_FEATURE_GROUPS | SDR_FEATURE_MR | SDR_FEATURE_KEX |
+			   SDR_FEATURE_AEAD) ||
 	    q.ec_max_k != 64 ||
 	    q.ec_max_m != 32 || q.max_msg_size != 1U << 30 ||
 	    q.max_msgs != 1024 || !q.paths_max ||

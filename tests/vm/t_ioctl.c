@@ -417,7 +417,8 @@ TEST(query_unbound_and_bound)
 			      (1ULL << SDR_POLICY_AUTO));
 	EXPECT_EQ(q.features, SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
 			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS |
-			      SDR_FEATURE_MR);
+			      SDR_FEATURE_MR | SDR_FEATURE_KEX |
+			      SDR_FEATURE_AEAD);
 	/* the module parameter dev_paths, 4 unless changed */
 	EXPECT_EQ(q.paths_max, sysfs_u64_or("/sys/module/sdr/parameters/dev_paths", 0));
 	EXPECT_EQ(q.__reserved0, 0);
@@ -1109,9 +1110,13 @@ TEST_F(env, connect_errors)
 	EXPECT_ERRNO(raw_connect(self->fa, x.flow_id, &b.ep), 0);
 }
 
-/* SDR_IOC_FLOW_CONNECT with the peer's auth (NULL: none, as version 2). */
-static int connect_auth(int fd, uint32_t id, const struct sdr_flow_create *peer,
-			const struct sdr_ep_auth *pa, uint32_t size)
+/*
+ * SDR_IOC_FLOW_CONNECT with the peer's auth (NULL: none, as version 2)
+ * and share (NULL: none, as version 3).
+ */
+static int connect_kex(int fd, uint32_t id, const struct sdr_flow_create *peer,
+		       const struct sdr_ep_auth *pa,
+		       const struct sdr_ep_kex *pk, uint32_t size)
 {
 	struct sdr_flow_connect c;
 
@@ -1119,9 +1124,18 @@ static int connect_auth(int fd, uint32_t id, const struct sdr_flow_create *peer,
 	c.size = size;
 	c.flow_id = id;
 	c.peer = peer->ep;
+	c.peer_paths = peer->ep_paths;
 	if (pa)
 		c.peer_auth = *pa;
+	if (pk)
+		c.peer_kex = *pk;
 	return ioctl(fd, SDR_IOC_FLOW_CONNECT, &c);
+}
+
+static int connect_auth(int fd, uint32_t id, const struct sdr_flow_create *peer,
+			const struct sdr_ep_auth *pa, uint32_t size)
+{
+	return connect_kex(fd, id, peer, pa, &peer->ep_kex, size);
 }
 
 static int auth_create(int fd, uint32_t auth, struct sdr_flow_create *c)
@@ -1136,15 +1150,18 @@ static int auth_create(int fd, uint32_t auth, struct sdr_flow_create *c)
 
 /*
  * Authentication at create and connect: the default is the module's
- * (vmac64 unless changed), each flow's key random and its own; a peer's
- * part that is not this flow's (alg, key, reserved) is EPROTO and leaves
- * the flow idle; auth_required makes OFF EPERM without CAP_NET_ADMIN.
+ * (vmac64 unless changed); no key leaves the kernel (ep_auth's key is
+ * zero), each flow's share has a public key of its own; a peer's part
+ * that is not this flow's (alg, a key, reserved bits, no share, a share
+ * of another alg or flags) is EPROTO and leaves the flow idle;
+ * auth_required makes OFF EPERM without CAP_NET_ADMIN.
  */
 TEST_F(env, auth_errors)
 {
-	static const uint8_t zero[SDR_AUTH_KEY_LEN];
+	static const uint8_t zero[SDR_KEX_PUB_LEN];
 	struct sdr_flow_create a, b, off, off2;
 	struct sdr_ep_auth pa;
+	struct sdr_ep_kex pk;
 	struct sdr_flow_info fi;
 	char word[16] = "";
 	int st = -1;
@@ -1157,13 +1174,30 @@ TEST_F(env, auth_errors)
 	EXPECT_EQ(a.auth, SDR_AUTH_VMAC64);
 	EXPECT_EQ(a.ep_auth.alg, SDR_AUTH_VMAC64);
 	EXPECT_EQ(a.ep_auth.__reserved, 0);
-	EXPECT_NE(memcmp(a.ep_auth.key, zero, sizeof(zero)), 0);
+	EXPECT_EQ(memcmp(a.ep_auth.key, zero, sizeof(a.ep_auth.key)), 0);
+	EXPECT_EQ(a.ep_kex.alg, SDR_AUTH_VMAC64);
+	EXPECT_EQ(a.ep_kex.flags, 0);
+	EXPECT_NE(memcmp(a.ep_kex.pub, zero, sizeof(zero)), 0);
+	EXPECT_EQ(memcmp(a.ep_kex.mac, zero, sizeof(a.ep_kex.mac)), 0);
 	ASSERT_ERRNO(auth_create(self->fb, SDR_AUTH_VMAC64, &b), 0);
-	EXPECT_NE(memcmp(a.ep_auth.key, b.ep_auth.key, sizeof(zero)), 0);
+	EXPECT_NE(memcmp(a.ep_kex.pub, b.ep_kex.pub, sizeof(zero)), 0);
 	ASSERT_ERRNO(auth_create(self->fb, SDR_AUTH_OFF, &off), 0);
 	EXPECT_EQ(off.auth, SDR_AUTH_OFF);
 	EXPECT_EQ(off.ep_auth.alg, SDR_AUTH_OFF);
-	EXPECT_EQ(memcmp(off.ep_auth.key, zero, sizeof(zero)), 0);
+	EXPECT_EQ(off.ep_kex.alg, SDR_AUTH_OFF);
+	EXPECT_EQ(memcmp(off.ep_kex.pub, zero, sizeof(zero)), 0);
+	/* a job secret for a flow without authentication; a bad name */
+	flow_create_arg(&off2, SDR_POLICY_SR, MSG, NMSGS);
+	off2.auth = SDR_AUTH_OFF;
+	strcpy(off2.secret, "job");
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &off2), EINVAL);
+	off2.auth = SDR_AUTH_VMAC64;
+	strcpy(off2.secret, "two words");
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &off2), EINVAL);
+	memset(off2.secret, 'x', sizeof(off2.secret));
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &off2), EINVAL);
+	strcpy(off2.secret, "no-such-key");
+	EXPECT_ERRNO(ioctl(self->fa, SDR_IOC_FLOW_CREATE, &off2), ENOKEY);
 
 	/* what the peer gives must be this flow's kind of authentication */
 	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &off, &off.ep_auth,
@@ -1172,8 +1206,14 @@ TEST_F(env, auth_errors)
 				  sizeof(struct sdr_flow_connect)), EPROTO);
 	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,
 				  SDR_FLOW_CONNECT_SIZE_V2), EPROTO);
+	/* an older caller's connect: the auth, no share */
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,
+				  SDR_FLOW_CONNECT_SIZE_V3), EPROTO);
+	EXPECT_ERRNO(connect_kex(self->fa, a.flow_id, &b, &b.ep_auth, NULL,
+				 sizeof(struct sdr_flow_connect)), EPROTO);
+	/* a key in the auth: what ABI 8 sent, refused */
 	pa = b.ep_auth;
-	memset(pa.key, 0, sizeof(pa.key));
+	memset(pa.key, 0x5a, sizeof(pa.key));
 	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &pa,
 				  sizeof(struct sdr_flow_connect)), EPROTO);
 	pa = b.ep_auth;
@@ -1184,6 +1224,22 @@ TEST_F(env, auth_errors)
 	pa.alg = SDR_AUTH_NR;
 	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &pa,
 				  sizeof(struct sdr_flow_connect)), EPROTO);
+	pk = b.ep_kex;
+	pk.alg = SDR_AUTH_AEAD;
+	EXPECT_ERRNO(connect_kex(self->fa, a.flow_id, &b, &b.ep_auth, &pk,
+				 sizeof(struct sdr_flow_connect)), EPROTO);
+	pk = b.ep_kex;
+	pk.flags = 1U << 7;
+	EXPECT_ERRNO(connect_kex(self->fa, a.flow_id, &b, &b.ep_auth, &pk,
+				 sizeof(struct sdr_flow_connect)), EPROTO);
+	pk = b.ep_kex;
+	pk.mac[0] = 1;	/* a signature without the flag */
+	EXPECT_ERRNO(connect_kex(self->fa, a.flow_id, &b, &b.ep_auth, &pk,
+				 sizeof(struct sdr_flow_connect)), EPROTO);
+	pk = b.ep_kex;
+	pk.flags = SDR_KEX_F_PSK;	/* it claims a secret a has not */
+	EXPECT_ERRNO(connect_kex(self->fa, a.flow_id, &b, &b.ep_auth, &pk,
+				 sizeof(struct sdr_flow_connect)), EKEYREJECTED);
 	ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
 	EXPECT_EQ(fi.state, SDR_FLOW_IDLE);
 	ASSERT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,

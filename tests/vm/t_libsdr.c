@@ -959,7 +959,8 @@ TEST(query)
 	EXPECT_EQ(a.features, q.features);
 	EXPECT_EQ(a.features, SDR_FEATURE_AUTH | SDR_FEATURE_MULTIPATH |
 			      SDR_FEATURE_RAILS | SDR_FEATURE_GROUPS |
-			      SDR_FEATURE_MR);
+			      SDR_FEATURE_MR | SDR_FEATURE_KEX |
+			      SDR_FEATURE_AEAD);
 	EXPECT_EQ(a.paths_max, q.paths_max);
 	EXPECT_EQ(a.reserved32, 0);
 	EXPECT_EQ(a.ec_max_k, q.ec_max_k);

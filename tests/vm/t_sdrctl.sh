@@ -42,16 +42,16 @@ abi=$(sed -n 's/^#define SDR_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$TOP/uap
 caps=$("$ctl" -j caps)
 diag "caps: $caps"
 paths=$(cat /sys/module/sdr/parameters/dev_paths)
-check "caps -j: ABI $abi, policies none sr ec adaptive auto, features auth multipath rails groups mr, the path, EC and flow limits" py "
+check "caps -j: ABI $abi, policies none sr ec adaptive auto, features auth multipath rails groups mr kex aead, the path, EC and flow limits" py "
 assert len(j) == 1, j
 c = j[0]
 assert c['abi_version'] == $abi and c['policy_nr'] == 5, c
-assert c['policies'] == ['none', 'sr', 'ec', 'adaptive', 'auto'] and c['features'] == ['auth', 'multipath', 'rails', 'groups', 'mr'], c
+assert c['policies'] == ['none', 'sr', 'ec', 'adaptive', 'auto'] and c['features'] == ['auth', 'multipath', 'rails', 'groups', 'mr', 'kex', 'aead'], c
 assert c['paths_max'] == $paths, c
 assert (c['ec_max_k'], c['ec_max_m']) == (64, 32), c
 assert (c['max_msg_size'], c['max_msgs']) == (1 << 30, 1024), c" "$caps"
 check "caps: the same on one line" test "$("$ctl" caps show)" = \
-	"sdr: abi_version $abi policies none,sr,ec,adaptive,auto policy_nr 5 features auth,multipath,rails,groups,mr paths_max $paths ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
+	"sdr: abi_version $abi policies none,sr,ec,adaptive,auto policy_nr 5 features auth,multipath,rails,groups,mr,kex,aead paths_max $paths ec_max_k 64 ec_max_m 32 max_msg_size 1073741824 max_msgs 1024"
 runs=$(py 'print(", ".join(j[0]["policies"]))' "$caps")
 check "help: set flow offers the policies the module runs" \
 	grep -qF "sdrctl set flow DEV/ID policy ${runs//, /|}" <<<"$("$ctl" help)"

@@ -9,14 +9,15 @@
  * still arrive intact.  Packets are built with the kernel's own encoder
  * (kernel/engine/sdr_wire.c, from the host engine library).  Fixture
  * "wire" runs a flow without authentication (the parser's checks);
- * "authwire" one with it, the raw QP signing with the key the flow gave
- * (vmac64(aes) through AF_ALG): bad tags and replays are dropped and
- * counted, signed packets delivered.
+ * the auth_* tests one with it, the raw QP its peer through a key
+ * exchange of its own (tests/vm/kex.h: OpenSSL's X25519, HMAC-SHA256 and
+ * ChaCha20-Poly1305, the kernel's vmac64 through AF_ALG): packets tagged
+ * with the keys both derived are delivered, bad tags and replays dropped
+ * and counted, a share without the job secret refused.
  */
 #include <infiniband/verbs.h>
-#include <linux/if_alg.h>
-#include <sys/socket.h>
 
+#include "kex.h"
 #include "harness.h"
 #include "util.h"
 #include "libsdr.h"
@@ -208,15 +209,18 @@ FIXTURE(wire) {
 };
 
 /*
- * The flow on rxe1 (@auth: SDR_AUTH_OFF or _VMAC64) and its forged peer,
- * our raw QP on rxe0, which claims peer key @peer_key; @base becomes a
- * valid DATA packet of message 0 and @ep_auth what the flow gave its peer
- * (the key to sign with).  0, or the step that failed.
+ * The flow on rxe1 (@auth: SDR_AUTH_OFF, _VMAC64 or _AEAD; @ctx's job
+ * secret @secret, NULL for none) and its forged peer, our raw QP on
+ * rxe0, which connects the flow with the share of key exchange @k (NULL
+ * with SDR_AUTH_OFF) and derives its keys; @base becomes a valid DATA
+ * packet of message 0.  0, or the step that failed; the connect's
+ * result in *@conn_ret.
  */
-static int forge_pair(struct sdr_ctx **ctx, struct sdr_flow **flow,
-		      struct sdr_flow_props *props, struct raw *raw,
-		      struct sdr_pkt *base, uint32_t auth,
-		      struct sdr_ep_auth *ep_auth)
+static int forge_pair_kex(struct sdr_ctx **ctx, struct sdr_flow **flow,
+			  struct sdr_flow_props *props, struct raw *raw,
+			  struct sdr_pkt *base, uint32_t auth,
+			  const char *secret, struct kex_peer *k,
+			  int *conn_ret)
 {
 	struct sdr_flow_attr attr = { .max_msg_size = 1 << 20, .max_msgs = 4,
 				      .auth = (uint8_t)auth };
@@ -227,13 +231,12 @@ static int forge_pair(struct sdr_ctx **ctx, struct sdr_flow **flow,
 
 	memset(raw, 0, sizeof(*raw));
 	*ctx = sdr_open(dev1(), NULL);
-	if (!*ctx)
+	if (!*ctx || sdr_ctx_set_secret(*ctx, secret))
 		return 1;
 	*flow = sdr_flow_create(*ctx, &attr);
 	if (!*flow || sdr_flow_props(*flow, props) ||
 	    sdr_flow_peer_info(*flow, &me))
 		return 2;
-	*ep_auth = me.auth;
 	if (raw_setup(raw, me.ep.gid, me.ep.qpn))
 		return 3;
 	raw->dst_qkey = me.ep.qkey;
@@ -252,21 +255,26 @@ static int forge_pair(struct sdr_ctx **ctx, struct sdr_flow **flow,
 	 */
 	fake.ep.policy = SDR_POLICY_EC;
 	fake.auth.alg = auth;
-	if (auth != SDR_AUTH_OFF)
-		memset(fake.auth.key, 0x5a, sizeof(fake.auth.key));
 	/* rxe0's GID, as sdr reports it. */
 	c0 = sdr_open(dev0(), NULL);
 	if (!c0)
 		return 4;
-	f0 = sdr_flow_create(c0, &attr);
+	f0 = sdr_flow_create(c0, &(struct sdr_flow_attr) {
+				.max_msg_size = 1 << 20, .max_msgs = 4,
+				.auth = SDR_AUTH_OFF });
 	if (!f0 || sdr_flow_peer_info(f0, &p0)) {
 		sdr_close(c0);
 		return 5;
 	}
 	memcpy(fake.ep.gid, p0.ep.gid, sizeof(fake.ep.gid));
 	sdr_close(c0);
-	if (sdr_flow_connect_peer(*flow, &fake))
-		return 6;
+	if (k)
+		kex_peer_share(k, auth, &fake.ep, &fake.paths, &fake.kex);
+	*conn_ret = sdr_flow_connect_peer(*flow, &fake);
+	if (k && !*conn_ret &&
+	    kex_peer_keys(k, &me.ep, &me.paths, &me.kex, &fake.ep,
+			  &fake.paths, &fake.kex))
+		return 7;
 
 	*base = (struct sdr_pkt) {
 		.type = SDR_PKT_DATA,
@@ -284,13 +292,23 @@ static int forge_pair(struct sdr_ctx **ctx, struct sdr_flow **flow,
 	return 0;
 }
 
+/* forge_pair_kex() for a flow without authentication, connected. */
+static int forge_pair(struct sdr_ctx **ctx, struct sdr_flow **flow,
+		      struct sdr_flow_props *props, struct raw *raw,
+		      struct sdr_pkt *base)
+{
+	int conn = 0, ret = forge_pair_kex(ctx, flow, props, raw, base,
+					   SDR_AUTH_OFF, NULL, NULL, &conn);
+
+	return ret ? ret : conn ? 6 : 0;
+}
+
 FIXTURE_SETUP(wire)
 {
-	struct sdr_ep_auth ea;
-
 	ASSERT_EQ(forge_pair(&self->ctx, &self->flow, &self->props, &self->raw,
-			     &self->base, SDR_AUTH_OFF, &ea), 0);
-	EXPECT_EQ(ea.alg, SDR_AUTH_OFF);
+			     &self->base), 0);
+	EXPECT_EQ(sdr_flow_auth(self->flow), SDR_AUTH_OFF);
+	EXPECT_EQ(sdr_flow_kex(self->flow), SDR_KEX_NONE);
 }
 
 FIXTURE_TEARDOWN(wire)
@@ -318,7 +336,7 @@ TEST_F(wire, malformed_dropped_by_reason)
 		switch (i) {
 		case 0: len = 12; break;
 		case 1: r->buf[0] ^= 0xff; break;
-		case 2: r->buf[2] = 9; break;
+		case 2: r->buf[2] = SDR_WIRE_VERSION + 1; break;
 		case 3: r->buf[3] = 0x7f; break;
 		case 4: len -= 100; break;	/* payload_len beyond the bytes */
 		}
@@ -776,78 +794,41 @@ TEST_F(wire, wrong_qkey_never_delivered)
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
 }
 
-/*
- * The tag a peer puts on a packet (Documentation/protocol.rst,
- * "Authentication"): vmac64(aes) keyed with the receiving flow's key,
- * over the 16-byte nonce (8 zero bytes, the packet number big-endian),
- * the header's first SDR_WIRE_TAG_OFF bytes and the payload.  Computed
- * by the kernel's own vmac64 through AF_ALG.
- */
-static int vmac_tag(const uint8_t *key, uint64_t pn, const uint8_t *pkt,
-		    uint32_t pay_len, uint8_t *tag)
-{
-	struct sockaddr_alg sa = { .salg_family = AF_ALG, .salg_type = "hash",
-				   .salg_name = "vmac64(aes)" };
-	uint8_t nonce[16] = { 0 };
-	int tfm, op = -1, ret = -1, i;
+/* The job secret the auth tests share with the flow's process keyring. */
+static const char job_secret[] = "t_wire: a job secret of 32 bytes";
 
-	for (i = 0; i < 8; i++)
-		nonce[8 + i] = (uint8_t)(pn >> (56 - 8 * i));
-	tfm = socket(AF_ALG, SOCK_SEQPACKET, 0);
-	if (tfm < 0)
-		return -1;
-	if (bind(tfm, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    setsockopt(tfm, SOL_ALG, ALG_SET_KEY, key, SDR_AUTH_KEY_LEN))
-		goto out;
-	op = accept(tfm, NULL, 0);
-	if (op < 0)
-		goto out;
-	if (send(op, nonce, sizeof(nonce), MSG_MORE) != sizeof(nonce) ||
-	    send(op, pkt, SDR_WIRE_TAG_OFF, MSG_MORE) != SDR_WIRE_TAG_OFF ||
-	    send(op, pkt + SDR_WIRE_HDR_LEN, pay_len, 0) != (ssize_t)pay_len ||
-	    read(op, tag, SDR_WIRE_TAG_LEN) != SDR_WIRE_TAG_LEN)
-		goto out;
-	ret = 0;
-out:
-	if (op >= 0)
-		close(op);
-	close(tfm);
-	return ret;
-}
-
-FIXTURE(authwire) {
+struct authwire {
 	struct sdr_ctx *ctx;
 	struct sdr_flow *flow;
 	struct sdr_flow_props props;
 	struct raw raw;
 	struct sdr_pkt base;
-	struct sdr_ep_auth ea;	/* the flow's: we sign with its key */
+	struct kex_peer k;
+	uint32_t alg;
 };
 
-FIXTURE_SETUP(authwire)
+static void authwire_teardown(struct authwire *a)
 {
-	ASSERT_EQ(forge_pair(&self->ctx, &self->flow, &self->props, &self->raw,
-			     &self->base, SDR_AUTH_VMAC64, &self->ea), 0);
+	raw_teardown(&a->raw);
+	if (a->ctx)
+		sdr_close(a->ctx);
 }
 
-FIXTURE_TEARDOWN(authwire)
-{
-	raw_teardown(&self->raw);
-	if (self->ctx)
-		sdr_close(self->ctx);
-}
-
-/* Build DATA packet @tmpl (packet number @pn) and sign it; its length. */
-static uint32_t signed_pkt(struct raw *r, const struct sdr_ep_auth *ea,
+/*
+ * Build DATA packet @tmpl under number @pn with the keys of @a's
+ * exchange (@key: ours, or another to forge with); its length, 0 if the
+ * tag could not be made.
+ */
+static uint32_t sealed_pkt(struct authwire *a, const uint8_t *key,
 			   struct sdr_pkt tmpl, uint64_t pn)
 {
 	uint32_t len;
 
 	tmpl.pn = pn;
-	tmpl.tag = 0;
-	len = data_pkt(r, &tmpl, 0);
-	if (vmac_tag(ea->key, pn, r->buf, tmpl.payload_len,
-		     r->buf + SDR_WIRE_TAG_OFF))
+	memset(tmpl.tag, 0, sizeof(tmpl.tag));
+	len = data_pkt(&a->raw, &tmpl, 0);
+	if (kex_seal(a->alg, key, pn, a->raw.buf, SDR_WIRE_HDR_LEN,
+		     SDR_WIRE_TAG_OFF, tmpl.payload_len))
 		return 0;
 	return len;
 }
@@ -861,92 +842,254 @@ static long long auth_flow_drops(struct sdr_flow_props *props,
 	return flow_counter(props, name);
 }
 
-/*
- * Signed packets with the flow's key are delivered; a wrong tag, a packet
- * signed for other bytes, a missing number, a replay and a number older
- * than the window are each dropped and counted, never touching the slot.
- */
-TEST_F(authwire, tags_and_replays)
+static void flow_word(struct sdr_flow_props *props, const char *file,
+		      char *word, size_t len)
 {
-	const uint32_t pay = self->props.payload;
-	struct raw *r = &self->raw;
+	char path[128], fmt[16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/%s", dev1(),
+		 props->flow_id, file);
+	snprintf(fmt, sizeof(fmt), "%%%zus", len - 1);
+	word[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fscanf(f, fmt, word) != 1)
+		word[0] = 0;
+	fclose(f);
+}
+
+/*
+ * Packets tagged with the key both ends derived are delivered; a wrong
+ * tag, a packet tagged for other bytes, a missing number, a key made of
+ * what a sniffer sees (the shares' public keys), a replay and a number
+ * older than the window are each dropped and counted, never touching
+ * the slot.  With AEAD the payload travels encrypted and arrives plain.
+ */
+static void tags_and_replays(struct authwire *a)
+{
+	const uint32_t pay = a->props.payload;
+	struct raw *r = &a->raw;
 	struct sdr_completion c;
 	struct sdr_recv *h;
 	struct sdr_pkt p;
 	long long bt = drops("bad_tag"), rp = drops("replay");
-	char path[128], word[16] = "";
+	uint8_t sniffed[KEX_LEN];
+	char word[16];
 	uint32_t len;
-	FILE *f;
 	int i;
 
-	ASSERT_EQ(self->ea.alg, SDR_AUTH_VMAC64);
-	snprintf(path, sizeof(path), "/sys/class/sdr/%s/flows/%u/auth", dev1(),
-		 self->props.flow_id);
-	f = fopen(path, "r");
-	ASSERT_TRUE(f);
-	EXPECT_EQ(fscanf(f, "%15s", word), 1);
-	fclose(f);
-	EXPECT_EQ(strcmp(word, "vmac64"), 0);
-	ASSERT_EQ(sdr_flow_recv_post(self->flow, 1, &h), 0);
+	flow_word(&a->props, "auth", word, sizeof(word));
+	EXPECT_EQ(strcmp(word, a->alg == SDR_AUTH_AEAD ? "aead" : "vmac64"), 0);
+	flow_word(&a->props, "kex", word, sizeof(word));
+	EXPECT_EQ(strcmp(word, "psk"), 0);
+	EXPECT_EQ(sdr_flow_kex(a->flow), SDR_KEX_PSK);
+	ASSERT_EQ(sdr_flow_recv_post(a->flow, 1, &h), 0);
 
 	/* unsigned, as a flow without authentication would send it */
-	ASSERT_EQ(wire_send(r, data_pkt(r, &self->base, 0), r->dst_qkey), 0);
+	ASSERT_EQ(wire_send(r, data_pkt(r, &a->base, 0), r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_tag", bt + 1), bt + 1);
-	/* signed, then one tag bit flipped */
-	len = signed_pkt(r, &self->ea, self->base, 1);
+	/* sealed, then one tag bit flipped */
+	len = sealed_pkt(a, a->k.tx, a->base, 1);
 	ASSERT_GT(len, 0);
 	r->buf[SDR_WIRE_TAG_OFF + 7] ^= 1;
 	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_tag", bt + 2), bt + 2);
-	/* signed, then a payload byte changed: a captured header, new bytes */
-	len = signed_pkt(r, &self->ea, self->base, 2);
+	/* sealed, then a payload byte changed: a captured header, new bytes */
+	len = sealed_pkt(a, a->k.tx, a->base, 2);
 	r->buf[SDR_WIRE_HDR_LEN + 9] ^= 0x40;
 	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_tag", bt + 3), bt + 3);
-	/* signed with the number 0, which no sender uses */
-	len = signed_pkt(r, &self->ea, self->base, 0);
+	/* sealed with the number 0, which no sender uses */
+	len = sealed_pkt(a, a->k.tx, a->base, 0);
 	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("bad_tag", bt + 4), bt + 4);
-	/* signed with another key: the peer's own, not the flow's */
-	{
-		struct sdr_ep_auth other = self->ea;
-
-		memset(other.key, 0x5a, sizeof(other.key));
-		len = signed_pkt(r, &other, self->base, 3);
-		ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
-		EXPECT_EQ(wait_drops("bad_tag", bt + 5), bt + 5);
-	}
+	/* sealed with the flow's own direction's key, not ours */
+	len = sealed_pkt(a, a->k.rx, a->base, 3);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_tag", bt + 5), bt + 5);
+	/* sealed with keys made of what travelled: the public keys */
+	memcpy(sniffed, a->k.pub, sizeof(sniffed));
+	len = sealed_pkt(a, sniffed, a->base, 4);
+	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
+	EXPECT_EQ(wait_drops("bad_tag", bt + 6), bt + 6);
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 0);
 	EXPECT_EQ(sdr_recv_state(h)->flags, 0);
 
-	/* packet 0 signed right lands; the same bytes again are a replay */
-	len = signed_pkt(r, &self->ea, self->base, 10000);
+	/* packet 0 sealed right lands; the same bytes again are a replay */
+	len = sealed_pkt(a, a->k.tx, a->base, 10000);
 	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("replay", rp + 1), rp + 1);
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 1);
 	/* packet 1 under a number older than the window: a replay too */
-	p = self->base;
+	p = a->base;
 	p.offset = pay;
-	len = signed_pkt(r, &self->ea, p, 10000 - 4096);
+	len = sealed_pkt(a, a->k.tx, p, 10000 - 4096);
 	ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	EXPECT_EQ(wait_drops("replay", rp + 2), rp + 2);
 	EXPECT_EQ(sdr_recv_state(h)->packets_done, 1);
-	EXPECT_EQ(auth_flow_drops(&self->props, "bad_tag"), 5);
-	EXPECT_EQ(auth_flow_drops(&self->props, "replay"), 2);
+	EXPECT_EQ(auth_flow_drops(&a->props, "bad_tag"), 6);
+	EXPECT_EQ(auth_flow_drops(&a->props, "replay"), 2);
 
 	/* the rest, reordered inside the window: the message arrives whole */
 	for (i = 2; i >= 1; i--) {
-		p = self->base;
+		p = a->base;
 		p.offset = i * pay;
 		p.flags = i == 2 ? SDR_PKT_F_LAST : 0;
-		len = signed_pkt(r, &self->ea, p, 10000 - 100 + i);
+		len = sealed_pkt(a, a->k.tx, p, 10000 - 100 + i);
 		ASSERT_EQ(wire_send(r, len, r->dst_qkey), 0);
 	}
-	ASSERT_EQ(wait_cqe(self->ctx, &c), 1);
+	ASSERT_EQ(wait_cqe(a->ctx, &c), 1);
 	EXPECT_EQ(c.status, SDR_STATUS_OK);
 	EXPECT_EQ(c.imm, 0xabcd);
 	EXPECT_EQ(pattern_check(sdr_recv_data(h), 0, 0, 3 * pay), -1);
+}
+
+static void authwire_setup(struct authwire *a, uint32_t alg)
+{
+	int conn = -1;
+
+	memset(a, 0, sizeof(*a));
+	a->alg = alg;
+	ASSERT_EQ(kex_add_secret("t_wire", job_secret, sizeof(job_secret) - 1),
+		  0);
+	ASSERT_EQ(kex_peer_init(&a->k, job_secret, sizeof(job_secret) - 1), 0);
+	ASSERT_EQ(forge_pair_kex(&a->ctx, &a->flow, &a->props, &a->raw,
+				 &a->base, alg, "t_wire", &a->k, &conn), 0);
+	ASSERT_EQ(conn, 0);
+}
+
+TEST(auth_vmac_tags_and_replays)
+{
+	struct authwire a;
+
+	authwire_setup(&a, SDR_AUTH_VMAC64);
+	tags_and_replays(&a);
+	authwire_teardown(&a);
+}
+
+TEST(auth_aead_tags_and_replays)
+{
+	struct authwire a;
+
+	authwire_setup(&a, SDR_AUTH_AEAD);
+	tags_and_replays(&a);
+	authwire_teardown(&a);
+}
+
+/*
+ * What the flow sends its peer under AEAD opens with the key the peer
+ * derived, in OpenSSL: the flow's first answer to a message is read off
+ * the raw QP, its header authenticated and any body decrypted.
+ */
+TEST(auth_aead_flow_packets_open)
+{
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct authwire a;
+	struct sdr_recv *h;
+	struct sdr_pkt p, got;
+	uint8_t *pkt;
+	uint32_t len;
+	int i;
+
+	authwire_setup(&a, SDR_AUTH_AEAD);
+	/* the answer lands past the GRH; wire_send() takes its completion */
+	pkt = a.raw.buf + 4096 + 40;
+	memset(pkt, 0, 64);
+	sge = (struct ibv_sge) { (uintptr_t)a.raw.buf + 4096, 4096,
+				 a.raw.mr->lkey };
+	ASSERT_EQ(ibv_post_recv(a.raw.qp, &wr, &bad), 0);
+	ASSERT_EQ(sdr_flow_recv_post(a.flow, 1, &h), 0);
+	for (i = 0; i < 3; i++) {
+		p = a.base;
+		p.policy = SDR_WIRE_POLICY_SR;
+		p.offset = i * a.props.payload;
+		p.flags = i == 2 ? SDR_PKT_F_LAST : 0;
+		ASSERT_GT(sealed_pkt(&a, a.k.tx, p, 1 + i), 0);
+		ASSERT_EQ(wire_send(&a.raw, SDR_WIRE_HDR_LEN + p.payload_len,
+				    a.raw.dst_qkey), 0);
+	}
+	WAIT_UNTIL(pkt[0] == 0x5d && pkt[1] == 0x52, WAIT_HANG_MS);
+	ASSERT_EQ(pkt[0], 0x5d);
+	len = SDR_WIRE_HDR_LEN + ((uint32_t)pkt[6] << 8 | pkt[7]);
+	ASSERT_LE(len, 4096 - 40);
+	ASSERT_EQ(sdr_wire_decode(pkt, len, &got), 0);
+	EXPECT_GE(got.pn, 1);
+	/* a control packet: an ACK, NACK or the credit it grants */
+	EXPECT_NE(got.type, SDR_PKT_DATA);
+	EXPECT_EQ(kex_open(a.k.rx, got.pn, pkt, SDR_WIRE_HDR_LEN,
+			   SDR_WIRE_TAG_OFF, got.payload_len), 0);
+	/* one bit of the header changed and it does not open */
+	pkt[16] ^= 1;
+	EXPECT_EQ(kex_open(a.k.rx, got.pn, pkt, SDR_WIRE_HDR_LEN,
+			   SDR_WIRE_TAG_OFF, got.payload_len), -1);
+	authwire_teardown(&a);
+}
+
+/*
+ * A share that does not prove the job secret is refused with
+ * EKEYREJECTED (a peer with another secret; a peer with none), and a
+ * flow that names none refuses a share that claims one; a low-order
+ * public key is refused too (EPROTO).  None of it connects the flow.
+ */
+TEST(auth_share_without_secret_refused)
+{
+	static const char other[] = "t_wire: another secret, 32 bytes";
+	struct sdr_flow_props props;
+	struct sdr_ctx *ctx = NULL;
+	struct sdr_flow *flow = NULL;
+	struct kex_peer k;
+	struct sdr_pkt base;
+	struct raw raw;
+	int conn = 0;
+	char word[16];
+
+	ASSERT_EQ(kex_add_secret("t_wire", job_secret, sizeof(job_secret) - 1),
+		  0);
+	/* the peer holds another secret */
+	ASSERT_EQ(kex_peer_init(&k, other, sizeof(other) - 1), 0);
+	ASSERT_EQ(forge_pair_kex(&ctx, &flow, &props, &raw, &base,
+				 SDR_AUTH_VMAC64, "t_wire", &k, &conn), 0);
+	EXPECT_EQ(conn, -EKEYREJECTED);
+	flow_word(&props, "state", word, sizeof(word));
+	EXPECT_EQ(strcmp(word, "idle"), 0);
+	raw_teardown(&raw);
+	sdr_close(ctx);
+	/* the peer holds none */
+	ASSERT_EQ(kex_peer_init(&k, NULL, 0), 0);
+	ASSERT_EQ(forge_pair_kex(&ctx, &flow, &props, &raw, &base,
+				 SDR_AUTH_AEAD, "t_wire", &k, &conn), 0);
+	EXPECT_EQ(conn, -EKEYREJECTED);
+	raw_teardown(&raw);
+	sdr_close(ctx);
+	/* the flow names none, the peer signs with one */
+	ASSERT_EQ(kex_peer_init(&k, job_secret, sizeof(job_secret) - 1), 0);
+	ASSERT_EQ(forge_pair_kex(&ctx, &flow, &props, &raw, &base,
+				 SDR_AUTH_VMAC64, NULL, &k, &conn), 0);
+	EXPECT_EQ(conn, -EKEYREJECTED);
+	raw_teardown(&raw);
+	sdr_close(ctx);
+	/* neither names one: an exchange alone, which connects */
+	ASSERT_EQ(kex_peer_init(&k, NULL, 0), 0);
+	ASSERT_EQ(forge_pair_kex(&ctx, &flow, &props, &raw, &base,
+				 SDR_AUTH_VMAC64, NULL, &k, &conn), 0);
+	EXPECT_EQ(conn, 0);
+	EXPECT_EQ(sdr_flow_kex(flow), SDR_KEX_EPHEMERAL);
+	flow_word(&props, "kex", word, sizeof(word));
+	EXPECT_EQ(strcmp(word, "ephemeral"), 0);
+	raw_teardown(&raw);
+	sdr_close(ctx);
+	/* a public key of order 1 (all zero): the secret would be 0 */
+	ASSERT_EQ(kex_peer_init(&k, NULL, 0), 0);
+	memset(k.pub, 0, sizeof(k.pub));
+	ASSERT_EQ(forge_pair_kex(&ctx, &flow, &props, &raw, &base,
+				 SDR_AUTH_VMAC64, NULL, &k, &conn), 0);
+	EXPECT_EQ(conn, -EPROTO);
+	raw_teardown(&raw);
+	sdr_close(ctx);
 }
 
 /*
@@ -960,7 +1103,6 @@ TEST(ec_geometry_bounded_at_connect)
 	static const char *const km = "/sys/module/sdr/parameters/ec_rx_max_k";
 	static const char *const mm = "/sys/module/sdr/parameters/ec_rx_max_m";
 	struct sdr_flow_props props;
-	struct sdr_ep_auth ea;
 	struct sdr_ctx *ctx = NULL;
 	struct sdr_flow *flow = NULL;
 	struct sdr_recv *h;
@@ -971,7 +1113,7 @@ TEST(ec_geometry_bounded_at_connect)
 
 	ASSERT_EQ(sysfs_write(km, "4"), 0);
 	ASSERT_EQ(sysfs_write(mm, "2"), 0);
-	ret = forge_pair(&ctx, &flow, &props, &raw, &base, SDR_AUTH_OFF, &ea);
+	ret = forge_pair(&ctx, &flow, &props, &raw, &base);
 	/* the flow keeps what it read at connect */
 	EXPECT_EQ(sysfs_write(km, "64"), 0);
 	EXPECT_EQ(sysfs_write(mm, "32"), 0);
