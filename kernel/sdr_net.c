@@ -6,7 +6,8 @@
  * Receive: each buffer is a 40-byte GRH slot plus one page, so any packet
  * up to the 4096-byte IB MTU fits.  The packet is validated, handed to its
  * flow (which copies the payload into the receive region), and the buffer
- * is posted again.
+ * is posted again; so is a buffer that came back in error, since no input
+ * may shrink the ring (sdr_rx_error()).
  *
  * Send: a send context owns a header buffer; a DATA packet's payload is
  * gathered straight from the flow's send region (or staging copy), at most
@@ -39,6 +40,7 @@ struct sdr_rx {
 
 /* sdr_dev.rx_flags */
 #define SDR_RX_GROWING	0	/* rx_grow_work is queued or running */
+#define SDR_RX_LOST	1	/* a buffer could not be posted: reset the QP */
 
 struct sdr_tx {
 	struct ib_cqe		cqe;
@@ -159,6 +161,72 @@ static int sdr_rx_sgid(struct sdr_dev *sdev, struct sdr_rx *rx,
 	return ib_get_gids_from_rdma_hdr(hdr, type, sgid, &dgid);
 }
 
+/*
+ * Have resume_work recover the QP (sdr_net_recover()): the device put it
+ * in ERR, or, @lost, a receive buffer could not be posted and only a
+ * reset, which posts every buffer anew, gives it back to the ring.
+ */
+static void sdr_net_rx_recover(struct sdr_dev *sdev, bool lost)
+{
+	if (lost)
+		set_bit(SDR_RX_LOST, &sdev->rx_flags);
+	/* sdr_net_stop() cancels the work after a grace period */
+	if (!READ_ONCE(sdev->stopping))
+		queue_work(sdr_wq, &sdev->resume_work);
+}
+
+/*
+ * A receive came back in error: count it by reason.  Return: true when
+ * its buffer goes back to the ring.
+ *
+ * Anyone who knows the QPN and the Q_Key can send what makes a receive
+ * fail (a UD message longer than the buffer: IB_WC_LOC_LEN_ERR on most
+ * devices; rxe of 6.1 completes it with IB_WC_LOC_QP_OP_ERR and puts the
+ * QP in ERR), so the buffer is always posted again: a buffer kept back
+ * per error would let a stranger empty the ring and stall every flow on
+ * the device.  If the QP went to ERR, the repost and the buffers still
+ * posted flush, and the flushes have the QP recovered.
+ */
+static bool sdr_rx_error(struct sdr_dev *sdev, const struct ib_wc *wc)
+{
+	int reason;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		/*
+		 * The QP is in ERR.  Either sdr put it there (rx_stopped:
+		 * the device stops, or a recovery drains the ring and then
+		 * posts every buffer again) or the device did, on an error
+		 * of its own: recover it.  A flushed buffer is not posted
+		 * to the QP in ERR, which would only flush it again.
+		 */
+		if (!READ_ONCE(sdev->rx_stopped))
+			sdr_net_rx_recover(sdev, false);
+		return false;
+	}
+
+	switch (wc->status) {
+	case IB_WC_LOC_LEN_ERR:
+		reason = SDR_DEV_RX_ERR_LENGTH;
+		break;
+	case IB_WC_LOC_QP_OP_ERR:
+	case IB_WC_LOC_EEC_OP_ERR:
+	case IB_WC_LOC_PROT_ERR:
+	case IB_WC_LOC_ACCESS_ERR:
+	case IB_WC_LOC_RDD_VIOL_ERR:
+		reason = SDR_DEV_RX_ERR_LOCAL;
+		break;
+	default:
+		reason = SDR_DEV_RX_ERR_OTHER;
+		break;
+	}
+	sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
+	sdr_dev_count(sdev, reason, 1);
+	pr_info_ratelimited("%s: receive completion error %s (vendor 0x%x), buffer reposted\n",
+			    sdev->name, ib_wc_status_msg(wc->status),
+			    wc->vendor_err);
+	return true;
+}
+
 static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdr_rx *rx = container_of(wc->wr_cqe, struct sdr_rx, cqe);
@@ -172,13 +240,9 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	sdr_rx_taken(sdev);
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
-			pr_err_ratelimited("%s: receive completion error %s\n",
-					   sdev->name,
-					   ib_wc_status_msg(wc->status));
-		}
-		return;	/* the QP is going away or broken: do not repost */
+		if (sdr_rx_error(sdev, wc))
+			goto repost;
+		return;
 	}
 
 	/* both buffers the device wrote: the GRH slot and the page */
@@ -221,9 +285,11 @@ repost:
 	ib_dma_sync_single_for_device(sdev->ibdev, rx->dma, PAGE_SIZE,
 				      DMA_FROM_DEVICE);
 	ret = sdr_rx_post(rx);
-	if (ret)
-		pr_err_ratelimited("%s: cannot repost a receive: %d\n",
+	if (ret) {
+		pr_err_ratelimited("%s: cannot repost a receive: %d; resetting the QP\n",
 				   sdev->name, ret);
+		sdr_net_rx_recover(sdev, true);
+	}
 }
 
 static void sdr_tx_unmap(struct sdr_tx *tx)
@@ -583,7 +649,9 @@ static void sdr_net_recover_end(struct sdr_dev *sdev, int ret,
 
 /*
  * Bring the QP back to RTS from SQE or ERR, keeping its number (peers
- * know it).  Sends are paused and the receive handlers stop reposting;
+ * know it), or reset it from RTS when a receive buffer could not be
+ * posted (SDR_RX_LOST).  Sends are paused and the receive handlers stop
+ * reposting;
  * once the device handed back all posted work (sdr_net_drain()), RESET
  * empties the queues, the QP is readied again and every receive buffer
  * is posted anew.  Packets lost meanwhile are the reliability policy's
@@ -595,12 +663,15 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
 	struct ib_qp_init_attr init;
 	unsigned int i;
+	bool lost;
 	int ret;
 
 	lockdep_assert_held(&sdev->qp_mutex);
 	if (READ_ONCE(sdev->broken))
 		return;
-	if (!ib_query_qp(sdev->qp, &attr, IB_QP_STATE, &init)) {
+	/* a buffer that is not posted comes back only with the reset */
+	lost = test_and_clear_bit(SDR_RX_LOST, &sdev->rx_flags);
+	if (!lost && !ib_query_qp(sdev->qp, &attr, IB_QP_STATE, &init)) {
 		if (attr.qp_state == IB_QPS_RTS)
 			return;
 		/* SQE -> RTS is the cheap way back, where the device has it. */
@@ -851,9 +922,10 @@ static void sdr_rx_grow_work(struct work_struct *work)
 		for (i = old; i < sdev->nr_rx; i++) {
 			ret = sdr_rx_post(&sdev->rx[i]);
 			if (ret) {
-				/* reposted with the rest at the next recovery */
-				pr_err_ratelimited("%s: cannot post a receive: %d\n",
+				/* the reset posts them with the rest */
+				pr_err_ratelimited("%s: cannot post a receive: %d; resetting the QP\n",
 						   sdev->name, ret);
+				sdr_net_rx_recover(sdev, true);
 				break;
 			}
 		}
