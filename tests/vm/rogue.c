@@ -43,6 +43,11 @@
  * the last line with --json) gives what was sent by shape and mode, those
  * expectations, what was captured (and whether its ICRC is the one rogue
  * computes) and the flow states seen.
+ *
+ * With --oversize it sends only raw frames longer than an sdr receive
+ * buffer takes (a 40-byte GRH slot and 4096 bytes), which make the
+ * target's receives fail, and reports what the target's receive-error
+ * counters, QP recoveries and ring made of them.
  */
 #include <infiniband/verbs.h>
 
@@ -79,6 +84,9 @@
 #define SDR_OFF			(ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN + DETH_LEN)
 #define MAX_SDR_LEN		4096	/* what an sdr receive buffer holds */
 #define MAX_FRAME		(SDR_OFF + MAX_SDR_LEN + 3 + ICRC_LEN)
+/* --oversize: up to what an IPv4 packet in a 9000-byte MTU carries */
+#define OVER_MAX_LEN		(9000 - IP4_LEN - UDP_LEN - BTH_LEN - DETH_LEN - \
+				 ICRC_LEN)
 #define MAX_FLOWS		64
 #define RING			256	/* recent captures: duplicates */
 #define RESERVOIR		256	/* a sample of all captures: stale */
@@ -135,6 +143,8 @@ struct opts {
 	bool qkey_set;			/* else the target's, from sysfs */
 	uint32_t qpn, peer_qpn;		/* 0: from sysfs */
 	unsigned int probe;
+	unsigned int oversize;		/* frames too long for a buffer */
+	bool paced;			/* ... one at a time */
 	uint64_t mark;
 	bool until_gone;
 	double wait_s;
@@ -1444,6 +1454,123 @@ static int probe(struct rogue *r)
 	return nf1 - nf0 == r->o.probe && nf2 == nf1 ? 0 : 1;
 }
 
+/* The target's receive-error counters, QP recoveries and rxe's count. */
+struct rx_snap {
+	long long err, len, local, other, recov, rcvd;
+};
+
+static void rx_snap(struct rogue *r, struct rx_snap *s)
+{
+	const char *c = "/sys/class/sdr/%s/counters/%s";
+
+	s->err = read_ll(c, r->tgt.name, "rx_errors");
+	s->len = read_ll(c, r->tgt.name, "rx_err_length");
+	s->local = read_ll(c, r->tgt.name, "rx_err_local");
+	s->other = read_ll(c, r->tgt.name, "rx_err_other");
+	s->recov = read_ll(c, r->tgt.name, "qp_recoveries");
+	s->rcvd = read_ll("/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+			  r->tgt.name, "rcvd_pkts");
+}
+
+/* The target's ring has every buffer it made posted: "made posted most". */
+static bool ring_full(struct rogue *r, long long *made, long long *posted)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/recv_ring", r->tgt.name);
+	if (read_line(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%lld %lld", made, posted) != 2)
+		die("%s: cannot read the ring", path);
+	return *made == *posted;
+}
+
+/*
+ * Wait up to 30 s for @cond; false if it never held.  Polls every
+ * millisecond: a recovery under TCG takes tens of them.
+ */
+#define WAIT_UNTIL(cond) ({						\
+	uint64_t _end = mono_ns() + 30000000000ULL;			\
+	bool _ok;							\
+	while (!(_ok = (cond)) && mono_ns() < _end && !stop)		\
+		usleep(1000);						\
+	_ok;								\
+})
+
+/*
+ * --oversize N: N raw frames to the target's sdr QP whose payload is
+ * longer than a receive buffer takes (4097 bytes up to what a 9000-byte
+ * MTU carries, random).  rxe of 6.1 completes each receive it meets with
+ * IB_WC_LOC_QP_OP_ERR and puts the QP in ERR (copy_data() gives -EINVAL
+ * for a message past the buffer: RESPST_ERR_MALFORMED_WQE); frames that
+ * come while the QP is not ready are dropped before the responder.
+ * Unpaced, the frames go out as fast as the socket takes them; --paced
+ * sends each one only once the ring is full again and every error so far
+ * was followed by a QP recovery, then waits for its own error, so each
+ * frame meets a ready QP.  Prints the counters' rise; exit 1 when a paced
+ * frame made no error or the ring did not fill again.
+ */
+static int oversize(struct rogue *r)
+{
+	static uint8_t buf[OVER_MAX_LEN], fr[ETH_LEN + IP4_LEN + UDP_LEN +
+					      BTH_LEN + DETH_LEN +
+					      OVER_MAX_LEN + 3 + ICRC_LEN];
+	struct rx_snap s0, s1;
+	long long made0, made, posted, errs;
+	unsigned int i, failed = 0;
+	uint64_t t0 = mono_ns();
+	size_t len;
+	bool full;
+
+	rx_snap(r, &s0);
+	ring_full(r, &made0, &posted);
+	for (i = 0; i < r->o.oversize && !stop; i++) {
+		if (r->o.paced &&
+		    !WAIT_UNTIL(ring_full(r, &made, &posted) &&
+				(rx_snap(r, &s1), s1.recov - s0.recov >=
+						  s1.err - s0.err))) {
+			fprintf(stderr, "oversize: frame %u: the ring (%lld of %lld posted) or the QP did not come back\n",
+				i, posted, made);
+			failed++;
+			break;
+		}
+		len = MAX_SDR_LEN + 1 + rnd_below(r, OVER_MAX_LEN - MAX_SDR_LEN);
+		rnd_bytes(r, buf, len);
+		if (raw_send(r, fr, build_frame(r, fr, buf, len, false)))
+			die("oversize: sendto: %s", strerror(errno));
+		errs = i + 1;
+		if (r->o.paced &&
+		    !WAIT_UNTIL((rx_snap(r, &s1), s1.err - s0.err >= errs))) {
+			fprintf(stderr, "oversize: frame %u of %zu bytes made no receive error\n",
+				i, len);
+			failed++;
+			break;
+		}
+	}
+	full = WAIT_UNTIL(ring_full(r, &made, &posted) &&
+			  (rx_snap(r, &s1), s1.recov - s0.recov >=
+					    s1.err - s0.err));
+	rx_snap(r, &s1);
+	printf("oversize %s: %u frames of %u..%u bytes in %.1f s%s: rx_errors +%lld "
+	       "(length +%lld, local +%lld, other +%lld), qp_recoveries +%lld, "
+	       "rxe rcvd_pkts +%lld; ring %lld made (%lld before), %lld posted\n",
+	       r->tgt.name, i, MAX_SDR_LEN + 1, OVER_MAX_LEN,
+	       (mono_ns() - t0) / 1e9, r->o.paced ? ", paced" : "",
+	       s1.err - s0.err, s1.len - s0.len, s1.local - s0.local,
+	       s1.other - s0.other, s1.recov - s0.recov, s1.rcvd - s0.rcvd,
+	       made, made0, posted);
+	if (r->o.json)
+		printf("{\"oversize\":%u,\"paced\":%s,\"rx_errors\":%lld,"
+		       "\"rx_err_length\":%lld,\"rx_err_local\":%lld,"
+		       "\"rx_err_other\":%lld,\"qp_recoveries\":%lld,"
+		       "\"rcvd_pkts\":%lld,\"made_before\":%lld,\"made\":%lld,"
+		       "\"posted\":%lld,\"ring_full\":%s}\n",
+		       i, r->o.paced ? "true" : "false", s1.err - s0.err,
+		       s1.len - s0.len, s1.local - s0.local, s1.other - s0.other,
+		       s1.recov - s0.recov, s1.rcvd - s0.rcvd, made0, made,
+		       posted, full ? "true" : "false");
+	return failed || !full ? 1 : 0;
+}
+
 /* A JSON object of @v by the drop each P_ index predicts. */
 static void json_by_reason(const char *key, const uint64_t *v)
 {
@@ -1596,6 +1723,12 @@ static void usage(FILE *f)
 "      --probe N        only check that rxe takes the raw frames: N to an\n"
 "                       unknown flow id with a good ICRC (no_flow must rise\n"
 "                       by N), N with a bad one (must not rise); exit 0/1\n"
+"      --oversize N     only send N raw frames longer than a receive buffer\n"
+"                       (4097..8948 bytes of payload) and report the\n"
+"                       target's receive errors, QP recoveries and ring;\n"
+"                       exit 1 when the ring did not fill again\n"
+"      --paced          with --oversize: one frame at a time, each once the\n"
+"                       QP is back, each must make one receive error\n"
 "      --json           a JSON summary on the last line of stdout\n"
 "  -q, --quiet          only the JSON summary\n"
 "Exit: 0 done, 1 error or probe failed, 2 usage.\n");
@@ -1604,7 +1737,7 @@ static void usage(FILE *f)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_REPLAY = 256, O_QKEY, O_QPN, O_PQPN, O_PROBE, O_JSON, O_GONE,
-	       O_WAIT, O_MARK };
+	       O_WAIT, O_MARK, O_OVERSIZE, O_PACED };
 	static const struct option lo[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "peer", required_argument, NULL, 'p' },
@@ -1621,6 +1754,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "qpn", required_argument, NULL, O_QPN },
 		{ "peer-qpn", required_argument, NULL, O_PQPN },
 		{ "probe", required_argument, NULL, O_PROBE },
+		{ "oversize", required_argument, NULL, O_OVERSIZE },
+		{ "paced", no_argument, NULL, O_PACED },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1664,6 +1799,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_QPN: o->qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PQPN: o->peer_qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PROBE: o->probe = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_OVERSIZE: o->oversize = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_PACED: o->paced = true; break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -1706,7 +1843,8 @@ int main(int argc, char **argv)
 		r->tgt_qpn = r->o.qpn ? r->o.qpn : find_tgt_qpn(r);
 		r->peer_qpn = r->o.peer_qpn ? r->o.peer_qpn :
 			      r->nflows ? r->flows[0].peer_qpn : 0;
-		if ((r->tgt_qpn && r->peer_qpn && (r->nflows || r->o.probe)) ||
+		if ((r->tgt_qpn && r->peer_qpn &&
+		     (r->nflows || r->o.probe || r->o.oversize)) ||
 		    mono_ns() - t0 >= (uint64_t)(r->o.wait_s * 1e9) || stop)
 			break;
 		usleep(50000);
@@ -1714,10 +1852,12 @@ int main(int argc, char **argv)
 	if (!r->tgt_qpn || !r->peer_qpn)
 		die("%s's or %s's sdr QPN unknown: no connected flow between them "
 		    "in sysfs (give --qpn and --peer-qpn)", r->tgt.name, r->peer.name);
-	if (r->o.mode[M_RAW] || r->o.probe)
+	if (r->o.mode[M_RAW] || r->o.probe || r->o.oversize)
 		raw_open(r);
 	if (r->o.probe)
 		return probe(r);
+	if (r->o.oversize)
+		return oversize(r);
 	if (r->o.mode[M_VERBS])
 		verbs_open(r);
 
