@@ -200,6 +200,8 @@ struct sdr_dev {
 	struct work_struct	rx_grow_work;
 	void			*grh[SDR_RX_CHUNKS];	/* 40 bytes a buffer */
 	u64			grh_dma[SDR_RX_CHUNKS];
+	void			*rx_spill;	/* behind every buffer (sdr_net.c) */
+	u64			rx_spill_dma;
 
 	/* Send contexts; tx_free and tx_flows are guarded by tx_lock. */
 	spinlock_t		tx_lock;

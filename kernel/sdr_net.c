@@ -4,7 +4,9 @@
  * always-posted receive buffers and a pool of send contexts.
  *
  * Receive: each buffer is a 40-byte GRH slot plus one page, so any packet
- * up to the 4096-byte IB MTU fits.  The packet is validated, handed to its
+ * up to the 4096-byte IB MTU fits; a spill area shared by every buffer
+ * follows, so that a longer message (rxe takes what its netdev's MTU
+ * does) completes and is dropped instead of failing the receive.  The packet is validated, handed to its
  * flow (which copies the payload into the receive region), and the buffer
  * is posted again; so is a buffer that came back in error, since no input
  * may shrink the ring (sdr_rx_error()).
@@ -18,6 +20,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
@@ -26,6 +29,16 @@
 
 #define SDR_GRH_LEN	40
 #define SDR_TX_BUF_LEN	256	/* header + the largest control body */
+/*
+ * The spill area: with the GRH slot and the page, room for the largest
+ * UD payload an IP packet carries (65535 bytes less UDP, BTH, DETH and
+ * ICRC).  rxe of 6.1 fails a receive its message does not fit with
+ * IB_WC_LOC_QP_OP_ERR and puts the QP in ERR (copy_data() returns
+ * -EINVAL, RESPST_ERR_MALFORMED_WQE), which anyone knowing the QPN and
+ * the Q_Key could do at will, and which, under sends, makes 6.1's rxe
+ * complete a send twice.
+ */
+#define SDR_RX_SPILL_LEN	(SZ_64K - PAGE_SIZE)
 /* how long a device in ERR may take to hand back its posted work */
 #define SDR_DRAIN_TIMEOUT	(30 * HZ)
 
@@ -68,7 +81,7 @@ static u64 sdr_rx_grh_dma(const struct sdr_rx *rx)
 static int sdr_rx_post(struct sdr_rx *rx)
 {
 	struct sdr_dev *sdev = rx->sdev;
-	struct ib_sge sge[2] = {
+	struct ib_sge sge[3] = {
 		{
 			.addr	= sdr_rx_grh_dma(rx),
 			.length	= SDR_GRH_LEN,
@@ -77,12 +90,16 @@ static int sdr_rx_post(struct sdr_rx *rx)
 			.addr	= rx->dma,
 			.length	= PAGE_SIZE,
 			.lkey	= sdev->pd->local_dma_lkey,
+		}, {
+			.addr	= sdev->rx_spill_dma,
+			.length	= SDR_RX_SPILL_LEN,
+			.lkey	= sdev->pd->local_dma_lkey,
 		},
 	};
 	struct ib_recv_wr wr = {
 		.wr_cqe		= &rx->cqe,
 		.sg_list	= sge,
-		.num_sge	= 2,
+		.num_sge	= sdev->rx_spill ? 3 : 2,
 	};
 
 	int ret;
@@ -245,6 +262,15 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
+	/* longer than a buffer: it ran into the spill area */
+	if (wc->byte_len > SDR_GRH_LEN + PAGE_SIZE) {
+		sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
+		sdr_dev_count(sdev, SDR_DEV_RX_ERR_LENGTH, 1);
+		pr_info_ratelimited("%s: dropped a %u-byte message, longer than a receive buffer\n",
+				    sdev->name, wc->byte_len - SDR_GRH_LEN);
+		goto repost;
+	}
+
 	/* both buffers the device wrote: the GRH slot and the page */
 	ib_dma_sync_single_for_cpu(sdev->ibdev, sdr_rx_grh_dma(rx), SDR_GRH_LEN,
 				   DMA_FROM_DEVICE);
@@ -331,6 +357,17 @@ static void sdr_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdr_dev *sdev = tx->sdev;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
+	/*
+	 * A context already given back: a second completion of one send,
+	 * which rxe of 6.1 makes when the QP goes to ERR on its own while
+	 * sends are posted (two of its completer runs drain the send queue
+	 * at once).  Releasing it twice would corrupt tx_free.
+	 */
+	if (unlikely(!tx->flow)) {
+		pr_warn_ratelimited("%s: a send completed twice (%s), ignored\n",
+				    sdev->name, ib_wc_status_msg(wc->status));
+		return;
+	}
 	sdr_tx_unmap(tx);
 	if (ok) {
 		sdr_dev_count(sdev, SDR_DEV_TX_PACKETS, 1);
@@ -821,6 +858,12 @@ static void sdr_rx_free(struct sdr_dev *sdev)
 		kvfree(sdev->rx);
 		sdev->rx = NULL;
 	}
+	if (sdev->rx_spill) {
+		ib_dma_unmap_single(sdev->ibdev, sdev->rx_spill_dma,
+				    SDR_RX_SPILL_LEN, DMA_FROM_DEVICE);
+		kfree(sdev->rx_spill);
+		sdev->rx_spill = NULL;
+	}
 	for (i = 0; i < SDR_RX_CHUNKS; i++) {
 		if (!sdev->grh[i])
 			continue;
@@ -880,8 +923,36 @@ static int sdr_rx_add(struct sdr_dev *sdev, unsigned int n)
 	return 0;
 }
 
-/* rx_cap entries for the ring, recv_depth of them made (not posted). */
-static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap)
+/*
+ * The spill area behind every buffer, where the QP takes a third SGE
+ * (@spill).  Its bytes are never read: every receive may write it.
+ */
+static int sdr_rx_spill_alloc(struct sdr_dev *sdev, bool spill)
+{
+	void *p;
+	u64 dma;
+
+	if (!spill)
+		return 0;
+	p = kmalloc(SDR_RX_SPILL_LEN, GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	dma = ib_dma_map_single(sdev->ibdev, p, SDR_RX_SPILL_LEN,
+				DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(sdev->ibdev, dma)) {
+		kfree(p);
+		return -ENOMEM;
+	}
+	sdev->rx_spill = p;
+	sdev->rx_spill_dma = dma;
+	return 0;
+}
+
+/*
+ * rx_cap entries for the ring, recv_depth of them made (not posted),
+ * and the spill area if @spill.
+ */
+static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap, bool spill)
 {
 	int ret;
 
@@ -891,6 +962,11 @@ static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap)
 	sdev->rx = kvcalloc(cap, sizeof(*sdev->rx), GFP_KERNEL);
 	if (!sdev->rx)
 		return -ENOMEM;
+	ret = sdr_rx_spill_alloc(sdev, spill);
+	if (ret) {
+		sdr_rx_free(sdev);
+		return ret;
+	}
 	ret = sdr_rx_add(sdev, min(READ_ONCE(sdr_recv_depth), cap));
 	if (ret)
 		sdr_rx_free(sdev);
@@ -994,6 +1070,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 	struct ib_qp_init_attr init = {};
 	unsigned int i, cap;
 	struct ib_qp *qp;
+	bool spill;
 	int ret;
 
 	sdev->xmit = &sdr_net_xmit;
@@ -1041,7 +1118,9 @@ int sdr_net_init(struct sdr_dev *sdev)
 	init.cap.max_send_wr = sdr_send_depth;
 	init.cap.max_recv_wr = cap + 1;
 	init.cap.max_send_sge = SDR_TX_SGE;
-	init.cap.max_recv_sge = 2;
+	/* GRH slot, page and, where the device takes a third, the spill */
+	spill = sdev->ibdev->attrs.max_recv_sge >= 3;
+	init.cap.max_recv_sge = spill ? 3 : 2;
 	init.sq_sig_type = IB_SIGNAL_ALL_WR;
 	init.qp_type = IB_QPT_UD;
 	init.port_num = sdev->port;
@@ -1072,7 +1151,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 			goto err_destroy_qp;
 	}
 
-	ret = sdr_rx_alloc(sdev, cap);
+	ret = sdr_rx_alloc(sdev, cap, spill);
 	if (ret)
 		goto err_destroy_qp;
 	ret = sdr_tx_alloc(sdev);
