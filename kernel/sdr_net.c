@@ -6,10 +6,11 @@
  * Receive: each buffer is a 40-byte GRH slot plus one page, so any packet
  * up to the 4096-byte IB MTU fits; a spill area shared by every buffer
  * follows, so that a longer message (rxe takes what its netdev's MTU
- * does) completes and is dropped instead of failing the receive.  The packet is validated, handed to its
- * flow (which copies the payload into the receive region), and the buffer
- * is posted again; so is a buffer that came back in error, since no input
- * may shrink the ring (sdr_rx_error()).
+ * does) completes and is dropped instead of failing the receive.  The
+ * packet is validated, handed to its flow (which copies the payload into
+ * the receive region), and the buffer is posted again; so is a buffer
+ * that came back in error, since no input may shrink the ring
+ * (sdr_rx_error()).
  *
  * Send: a send context owns a header buffer; a DATA packet's payload is
  * gathered straight from the flow's send region (or staging copy), at most
