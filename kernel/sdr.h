@@ -107,6 +107,10 @@ enum sdr_dev_counter {
 	SDR_DEV_CTRL_DROPPED,	/* control packets not sent (no send context) */
 	SDR_DEV_QP_RECOVERIES,	/* times the QP came back from an error */
 	SDR_DEV_RX_GROWN,	/* receive buffers added to the initial recv_depth */
+	/* SDR_DEV_RX_ERRORS by reason (sdr_rx_error()) */
+	SDR_DEV_RX_ERR_LENGTH,	/* IB_WC_LOC_LEN_ERR: longer than the buffer */
+	SDR_DEV_RX_ERR_LOCAL,	/* the other IB_WC_LOC_* errors */
+	SDR_DEV_RX_ERR_OTHER,	/* any other error but a flush */
 	SDR_DEV_NR_COUNTERS
 };
 
@@ -177,7 +181,8 @@ struct sdr_dev {
 	bool			tx_paused;	/* QP recovering (tx_lock) */
 	bool			broken;		/* QP could not be recovered */
 	struct mutex		qp_mutex;	/* QP state changes vs. its destruction */
-	struct work_struct	resume_work;	/* SQE -> RTS after a send error */
+	/* back to RTS after a send error, a QP in ERR or a lost receive */
+	struct work_struct	resume_work;
 	struct ib_cqe		drain_cqe;	/* marker receive of a recovery */
 	struct completion	drained;	/* ... came back */
 
@@ -196,6 +201,8 @@ struct sdr_dev {
 	struct work_struct	rx_grow_work;
 	void			*grh[SDR_RX_CHUNKS];	/* 40 bytes a buffer */
 	u64			grh_dma[SDR_RX_CHUNKS];
+	void			*rx_spill;	/* behind every buffer (sdr_net.c) */
+	u64			rx_spill_dma;
 
 	/* Send contexts; tx_free and tx_flows are guarded by tx_lock. */
 	spinlock_t		tx_lock;

@@ -4,9 +4,13 @@
  * always-posted receive buffers and a pool of send contexts.
  *
  * Receive: each buffer is a 40-byte GRH slot plus one page, so any packet
- * up to the 4096-byte IB MTU fits.  The packet is validated, handed to its
- * flow (which copies the payload into the receive region), and the buffer
- * is posted again.
+ * up to the 4096-byte IB MTU fits; a spill area shared by every buffer
+ * follows, so that a longer message (rxe takes what its netdev's MTU
+ * does) completes and is dropped instead of failing the receive.  The
+ * packet is validated, handed to its flow (which copies the payload into
+ * the receive region), and the buffer is posted again; so is a buffer
+ * that came back in error, since no input may shrink the ring
+ * (sdr_rx_error()).
  *
  * Send: a send context owns a header buffer; a DATA packet's payload is
  * gathered straight from the flow's send region (or staging copy), at most
@@ -17,6 +21,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
@@ -25,6 +30,16 @@
 
 #define SDR_GRH_LEN	40
 #define SDR_TX_BUF_LEN	256	/* header + the largest control body */
+/*
+ * The spill area: with the GRH slot and the page, room for the largest
+ * UD payload an IP packet carries (65535 bytes less UDP, BTH, DETH and
+ * ICRC).  rxe of 6.1 fails a receive its message does not fit with
+ * IB_WC_LOC_QP_OP_ERR and puts the QP in ERR (copy_data() returns
+ * -EINVAL, RESPST_ERR_MALFORMED_WQE), which anyone knowing the QPN and
+ * the Q_Key could do at will, and which, under sends, makes 6.1's rxe
+ * complete a send twice.
+ */
+#define SDR_RX_SPILL_LEN	(SZ_64K - PAGE_SIZE)
 /* how long a device in ERR may take to hand back its posted work */
 #define SDR_DRAIN_TIMEOUT	(30 * HZ)
 
@@ -39,6 +54,7 @@ struct sdr_rx {
 
 /* sdr_dev.rx_flags */
 #define SDR_RX_GROWING	0	/* rx_grow_work is queued or running */
+#define SDR_RX_LOST	1	/* a buffer could not be posted: reset the QP */
 
 struct sdr_tx {
 	struct ib_cqe		cqe;
@@ -67,7 +83,7 @@ static u64 sdr_rx_grh_dma(const struct sdr_rx *rx)
 static int sdr_rx_post(struct sdr_rx *rx)
 {
 	struct sdr_dev *sdev = rx->sdev;
-	struct ib_sge sge[2] = {
+	struct ib_sge sge[3] = {
 		{
 			.addr	= sdr_rx_grh_dma(rx),
 			.length	= SDR_GRH_LEN,
@@ -76,12 +92,16 @@ static int sdr_rx_post(struct sdr_rx *rx)
 			.addr	= rx->dma,
 			.length	= PAGE_SIZE,
 			.lkey	= sdev->pd->local_dma_lkey,
+		}, {
+			.addr	= sdev->rx_spill_dma,
+			.length	= SDR_RX_SPILL_LEN,
+			.lkey	= sdev->pd->local_dma_lkey,
 		},
 	};
 	struct ib_recv_wr wr = {
 		.wr_cqe		= &rx->cqe,
 		.sg_list	= sge,
-		.num_sge	= 2,
+		.num_sge	= sdev->rx_spill ? 3 : 2,
 	};
 
 	int ret;
@@ -160,6 +180,72 @@ static int sdr_rx_sgid(struct sdr_dev *sdev, struct sdr_rx *rx,
 	return ib_get_gids_from_rdma_hdr(hdr, type, sgid, &dgid);
 }
 
+/*
+ * Have resume_work recover the QP (sdr_net_recover()): the device put it
+ * in ERR, or, @lost, a receive buffer could not be posted and only a
+ * reset, which posts every buffer anew, gives it back to the ring.
+ */
+static void sdr_net_rx_recover(struct sdr_dev *sdev, bool lost)
+{
+	if (lost)
+		set_bit(SDR_RX_LOST, &sdev->rx_flags);
+	/* sdr_net_stop() cancels the work after a grace period */
+	if (!READ_ONCE(sdev->stopping))
+		queue_work(sdr_wq, &sdev->resume_work);
+}
+
+/*
+ * A receive came back in error: count it by reason.  Return: true when
+ * its buffer goes back to the ring.
+ *
+ * Anyone who knows the QPN and the Q_Key can send what makes a receive
+ * fail (a UD message longer than the buffer: IB_WC_LOC_LEN_ERR on most
+ * devices; rxe of 6.1 completes it with IB_WC_LOC_QP_OP_ERR and puts the
+ * QP in ERR), so the buffer is always posted again: a buffer kept back
+ * per error would let a stranger empty the ring and stall every flow on
+ * the device.  If the QP went to ERR, the repost and the buffers still
+ * posted flush, and the flushes have the QP recovered.
+ */
+static bool sdr_rx_error(struct sdr_dev *sdev, const struct ib_wc *wc)
+{
+	int reason;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		/*
+		 * The QP is in ERR.  Either sdr put it there (rx_stopped:
+		 * the device stops, or a recovery drains the ring and then
+		 * posts every buffer again) or the device did, on an error
+		 * of its own: recover it.  A flushed buffer is not posted
+		 * to the QP in ERR, which would only flush it again.
+		 */
+		if (!READ_ONCE(sdev->rx_stopped))
+			sdr_net_rx_recover(sdev, false);
+		return false;
+	}
+
+	switch (wc->status) {
+	case IB_WC_LOC_LEN_ERR:
+		reason = SDR_DEV_RX_ERR_LENGTH;
+		break;
+	case IB_WC_LOC_QP_OP_ERR:
+	case IB_WC_LOC_EEC_OP_ERR:
+	case IB_WC_LOC_PROT_ERR:
+	case IB_WC_LOC_ACCESS_ERR:
+	case IB_WC_LOC_RDD_VIOL_ERR:
+		reason = SDR_DEV_RX_ERR_LOCAL;
+		break;
+	default:
+		reason = SDR_DEV_RX_ERR_OTHER;
+		break;
+	}
+	sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
+	sdr_dev_count(sdev, reason, 1);
+	pr_info_ratelimited("%s: receive completion error %s (vendor 0x%x), buffer reposted\n",
+			    sdev->name, ib_wc_status_msg(wc->status),
+			    wc->vendor_err);
+	return true;
+}
+
 static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdr_rx *rx = container_of(wc->wr_cqe, struct sdr_rx, cqe);
@@ -173,13 +259,18 @@ static void sdr_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	sdr_rx_taken(sdev);
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
-			pr_err_ratelimited("%s: receive completion error %s\n",
-					   sdev->name,
-					   ib_wc_status_msg(wc->status));
-		}
-		return;	/* the QP is going away or broken: do not repost */
+		if (sdr_rx_error(sdev, wc))
+			goto repost;
+		return;
+	}
+
+	/* longer than a buffer: it ran into the spill area */
+	if (wc->byte_len > SDR_GRH_LEN + PAGE_SIZE) {
+		sdr_dev_count(sdev, SDR_DEV_RX_ERRORS, 1);
+		sdr_dev_count(sdev, SDR_DEV_RX_ERR_LENGTH, 1);
+		pr_info_ratelimited("%s: dropped a %u-byte message, longer than a receive buffer\n",
+				    sdev->name, wc->byte_len - SDR_GRH_LEN);
+		goto repost;
 	}
 
 	/* both buffers the device wrote: the GRH slot and the page */
@@ -222,9 +313,11 @@ repost:
 	ib_dma_sync_single_for_device(sdev->ibdev, rx->dma, PAGE_SIZE,
 				      DMA_FROM_DEVICE);
 	ret = sdr_rx_post(rx);
-	if (ret)
-		pr_err_ratelimited("%s: cannot repost a receive: %d\n",
+	if (ret) {
+		pr_err_ratelimited("%s: cannot repost a receive: %d; resetting the QP\n",
 				   sdev->name, ret);
+		sdr_net_rx_recover(sdev, true);
+	}
 }
 
 static void sdr_tx_unmap(struct sdr_tx *tx)
@@ -266,6 +359,17 @@ static void sdr_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sdr_dev *sdev = tx->sdev;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
+	/*
+	 * A context already given back: a second completion of one send,
+	 * which rxe of 6.1 makes when the QP goes to ERR on its own while
+	 * sends are posted (two of its completer runs drain the send queue
+	 * at once).  Releasing it twice would corrupt tx_free.
+	 */
+	if (unlikely(!tx->flow)) {
+		pr_warn_ratelimited("%s: a send completed twice (%s), ignored\n",
+				    sdev->name, ib_wc_status_msg(wc->status));
+		return;
+	}
 	sdr_tx_unmap(tx);
 	if (ok) {
 		sdr_dev_count(sdev, SDR_DEV_TX_PACKETS, 1);
@@ -633,7 +737,9 @@ static void sdr_net_recover_end(struct sdr_dev *sdev, int ret,
 
 /*
  * Bring the QP back to RTS from SQE or ERR, keeping its number (peers
- * know it).  Sends are paused and the receive handlers stop reposting;
+ * know it), or reset it from RTS when a receive buffer could not be
+ * posted (SDR_RX_LOST).  Sends are paused and the receive handlers stop
+ * reposting;
  * once the device handed back all posted work (sdr_net_drain()), RESET
  * empties the queues, the QP is readied again and every receive buffer
  * is posted anew.  Packets lost meanwhile are the reliability policy's
@@ -645,12 +751,15 @@ static void sdr_net_recover(struct sdr_dev *sdev)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
 	struct ib_qp_init_attr init;
 	unsigned int i;
+	bool lost;
 	int ret;
 
 	lockdep_assert_held(&sdev->qp_mutex);
 	if (READ_ONCE(sdev->broken))
 		return;
-	if (!ib_query_qp(sdev->qp, &attr, IB_QP_STATE, &init)) {
+	/* a buffer that is not posted comes back only with the reset */
+	lost = test_and_clear_bit(SDR_RX_LOST, &sdev->rx_flags);
+	if (!lost && !ib_query_qp(sdev->qp, &attr, IB_QP_STATE, &init)) {
 		if (attr.qp_state == IB_QPS_RTS)
 			return;
 		/* SQE -> RTS is the cheap way back, where the device has it. */
@@ -800,6 +909,12 @@ static void sdr_rx_free(struct sdr_dev *sdev)
 		kvfree(sdev->rx);
 		sdev->rx = NULL;
 	}
+	if (sdev->rx_spill) {
+		ib_dma_unmap_single(sdev->ibdev, sdev->rx_spill_dma,
+				    SDR_RX_SPILL_LEN, DMA_FROM_DEVICE);
+		kfree(sdev->rx_spill);
+		sdev->rx_spill = NULL;
+	}
 	for (i = 0; i < SDR_RX_CHUNKS; i++) {
 		if (!sdev->grh[i])
 			continue;
@@ -859,8 +974,36 @@ static int sdr_rx_add(struct sdr_dev *sdev, unsigned int n)
 	return 0;
 }
 
-/* rx_cap entries for the ring, recv_depth of them made (not posted). */
-static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap)
+/*
+ * The spill area behind every buffer, where the QP takes a third SGE
+ * (@spill).  Its bytes are never read: every receive may write it.
+ */
+static int sdr_rx_spill_alloc(struct sdr_dev *sdev, bool spill)
+{
+	void *p;
+	u64 dma;
+
+	if (!spill)
+		return 0;
+	p = kmalloc(SDR_RX_SPILL_LEN, GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	dma = ib_dma_map_single(sdev->ibdev, p, SDR_RX_SPILL_LEN,
+				DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(sdev->ibdev, dma)) {
+		kfree(p);
+		return -ENOMEM;
+	}
+	sdev->rx_spill = p;
+	sdev->rx_spill_dma = dma;
+	return 0;
+}
+
+/*
+ * rx_cap entries for the ring, recv_depth of them made (not posted),
+ * and the spill area if @spill.
+ */
+static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap, bool spill)
 {
 	int ret;
 
@@ -870,6 +1013,11 @@ static int sdr_rx_alloc(struct sdr_dev *sdev, unsigned int cap)
 	sdev->rx = kvcalloc(cap, sizeof(*sdev->rx), GFP_KERNEL);
 	if (!sdev->rx)
 		return -ENOMEM;
+	ret = sdr_rx_spill_alloc(sdev, spill);
+	if (ret) {
+		sdr_rx_free(sdev);
+		return ret;
+	}
 	ret = sdr_rx_add(sdev, min(READ_ONCE(sdr_recv_depth), cap));
 	if (ret)
 		sdr_rx_free(sdev);
@@ -901,9 +1049,10 @@ static void sdr_rx_grow_work(struct work_struct *work)
 		for (i = old; i < sdev->nr_rx; i++) {
 			ret = sdr_rx_post(&sdev->rx[i]);
 			if (ret) {
-				/* reposted with the rest at the next recovery */
-				pr_err_ratelimited("%s: cannot post a receive: %d\n",
+				/* the reset posts them with the rest */
+				pr_err_ratelimited("%s: cannot post a receive: %d; resetting the QP\n",
 						   sdev->name, ret);
+				sdr_net_rx_recover(sdev, true);
 				break;
 			}
 		}
@@ -977,6 +1126,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 	struct ib_qp_init_attr init = {};
 	unsigned int i, cap;
 	struct ib_qp *qp;
+	bool spill;
 	int ret;
 
 	sdev->xmit = &sdr_net_xmit;
@@ -1025,7 +1175,9 @@ int sdr_net_init(struct sdr_dev *sdev)
 	init.cap.max_send_wr = sdr_send_depth;
 	init.cap.max_recv_wr = cap + 1;
 	init.cap.max_send_sge = SDR_TX_SGE;
-	init.cap.max_recv_sge = 2;
+	/* GRH slot, page and, where the device takes a third, the spill */
+	spill = sdev->ibdev->attrs.max_recv_sge >= 3;
+	init.cap.max_recv_sge = spill ? 3 : 2;
 	init.sq_sig_type = IB_SIGNAL_ALL_WR;
 	init.qp_type = IB_QPT_UD;
 	init.port_num = sdev->port;
@@ -1056,7 +1208,7 @@ int sdr_net_init(struct sdr_dev *sdev)
 			goto err_destroy_qp;
 	}
 
-	ret = sdr_rx_alloc(sdev, cap);
+	ret = sdr_rx_alloc(sdev, cap, spill);
 	if (ret)
 		goto err_destroy_qp;
 	ret = sdr_tx_alloc(sdev);

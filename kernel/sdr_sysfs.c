@@ -135,6 +135,9 @@ static struct sdr_counter_attr sdr_counter_attrs[] = {
 	SDR_COUNTER(qp_recoveries, SDR_DEV_QP_RECOVERIES),
 	SDR_COUNTER(ctrl_dropped, SDR_DEV_CTRL_DROPPED),
 	SDR_COUNTER(rx_grown, SDR_DEV_RX_GROWN),
+	SDR_COUNTER(rx_err_length, SDR_DEV_RX_ERR_LENGTH),
+	SDR_COUNTER(rx_err_local, SDR_DEV_RX_ERR_LOCAL),
+	SDR_COUNTER(rx_err_other, SDR_DEV_RX_ERR_OTHER),
 };
 
 static struct attribute *sdr_counter_list[ARRAY_SIZE(sdr_counter_attrs) +

@@ -43,6 +43,10 @@
  * the last line with --json) gives what was sent by shape and mode, those
  * expectations, what was captured (and whether its ICRC is the one rogue
  * computes) and the flow states seen.
+ *
+ * With --oversize it sends only raw frames longer than an sdr receive
+ * buffer takes (a 40-byte GRH slot and 4096 bytes) and reports what the
+ * target's receive-error counters, QP recoveries and ring made of them.
  */
 #include <infiniband/verbs.h>
 
@@ -79,6 +83,9 @@
 #define SDR_OFF			(ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN + DETH_LEN)
 #define MAX_SDR_LEN		4096	/* what an sdr receive buffer holds */
 #define MAX_FRAME		(SDR_OFF + MAX_SDR_LEN + 3 + ICRC_LEN)
+/* --oversize: up to what an IPv4 packet in a 9000-byte MTU carries */
+#define OVER_MAX_LEN		(9000 - IP4_LEN - UDP_LEN - BTH_LEN - DETH_LEN - \
+				 ICRC_LEN)
 #define MAX_FLOWS		64
 #define RING			256	/* recent captures: duplicates */
 #define RESERVOIR		256	/* a sample of all captures: stale */
@@ -135,6 +142,7 @@ struct opts {
 	bool qkey_set;			/* else the target's, from sysfs */
 	uint32_t qpn, peer_qpn;		/* 0: from sysfs */
 	unsigned int probe;
+	unsigned int oversize;		/* frames too long for a buffer */
 	uint64_t mark;
 	bool until_gone;
 	double wait_s;
@@ -1444,6 +1452,112 @@ static int probe(struct rogue *r)
 	return nf1 - nf0 == r->o.probe && nf2 == nf1 ? 0 : 1;
 }
 
+/* The target's receive-error counters, QP recoveries and rxe's count. */
+struct rx_snap {
+	long long err, len, local, other, recov, rcvd;
+};
+
+static void rx_snap(struct rogue *r, struct rx_snap *s)
+{
+	const char *c = "/sys/class/sdr/%s/counters/%s";
+
+	s->err = read_ll(c, r->tgt.name, "rx_errors");
+	s->len = read_ll(c, r->tgt.name, "rx_err_length");
+	s->local = read_ll(c, r->tgt.name, "rx_err_local");
+	s->other = read_ll(c, r->tgt.name, "rx_err_other");
+	s->recov = read_ll(c, r->tgt.name, "qp_recoveries");
+	s->rcvd = read_ll("/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+			  r->tgt.name, "rcvd_pkts");
+}
+
+/* The target's ring has every buffer it made posted: "made posted most". */
+static bool ring_full(struct rogue *r, long long *made, long long *posted)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/class/sdr/%s/recv_ring", r->tgt.name);
+	if (read_line(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%lld %lld", made, posted) != 2)
+		die("%s: cannot read the ring", path);
+	return *made == *posted;
+}
+
+/*
+ * Wait up to 30 s for @cond; false if it never held.  Polls every
+ * millisecond: a recovery under TCG takes tens of them.
+ */
+#define WAIT_UNTIL(cond) ({						\
+	uint64_t _end = mono_ns() + 30000000000ULL;			\
+	bool _ok;							\
+	while (!(_ok = (cond)) && mono_ns() < _end && !stop)		\
+		usleep(1000);						\
+	_ok;								\
+})
+
+/*
+ * --oversize N: N raw frames to the target's sdr QP whose payload is
+ * longer than a receive buffer takes (4097 bytes up to what a 9000-byte
+ * MTU carries, random), at most -r per second.  Each should end as one
+ * rx_err_length: sdr's spill area takes the rest of the message and sdr
+ * drops it (without the spill, rxe of 6.1 fails the receive with
+ * IB_WC_LOC_QP_OP_ERR and puts the QP in ERR, and frames that come
+ * while it is not ready are dropped before the responder).  Prints the
+ * counters' rise once the ring is full again; exit 1 if it never is.
+ */
+static int oversize(struct rogue *r)
+{
+	static uint8_t buf[OVER_MAX_LEN], fr[ETH_LEN + IP4_LEN + UDP_LEN +
+					      BTH_LEN + DETH_LEN +
+					      OVER_MAX_LEN + 3 + ICRC_LEN];
+	uint64_t t0 = mono_ns(), interval = 0, next = t0, now;
+	long long made0, made, posted;
+	struct rx_snap s0, s1;
+	unsigned int i;
+	size_t len;
+	bool full;
+
+	if (r->o.rate)
+		interval = 1000000000ULL / r->o.rate;
+	rx_snap(r, &s0);
+	ring_full(r, &made0, &posted);
+	for (i = 0; i < r->o.oversize && !stop; i++) {
+		now = mono_ns();
+		if (interval && now < next) {
+			uint64_t d = next - now;
+			struct timespec ts = { (time_t)(d / 1000000000ULL),
+					       (long)(d % 1000000000ULL) };
+
+			nanosleep(&ts, NULL);
+		}
+		next += interval;
+		len = MAX_SDR_LEN + 1 + rnd_below(r, OVER_MAX_LEN - MAX_SDR_LEN);
+		rnd_bytes(r, buf, len);
+		if (raw_send(r, fr, build_frame(r, fr, buf, len, false)))
+			die("oversize: sendto: %s", strerror(errno));
+	}
+	/* the last frames land, the QP is back if it went to ERR */
+	usleep(500000);
+	full = WAIT_UNTIL(ring_full(r, &made, &posted));
+	rx_snap(r, &s1);
+	printf("oversize %s: %u frames of %u..%u bytes in %.1f s: rx_errors +%lld "
+	       "(length +%lld, local +%lld, other +%lld), qp_recoveries +%lld, "
+	       "rxe rcvd_pkts +%lld; ring %lld made (%lld before), %lld posted\n",
+	       r->tgt.name, i, MAX_SDR_LEN + 1, OVER_MAX_LEN,
+	       (mono_ns() - t0) / 1e9, s1.err - s0.err, s1.len - s0.len,
+	       s1.local - s0.local, s1.other - s0.other, s1.recov - s0.recov,
+	       s1.rcvd - s0.rcvd, made, made0, posted);
+	if (r->o.json)
+		printf("{\"oversize\":%u,\"rx_errors\":%lld,"
+		       "\"rx_err_length\":%lld,\"rx_err_local\":%lld,"
+		       "\"rx_err_other\":%lld,\"qp_recoveries\":%lld,"
+		       "\"rcvd_pkts\":%lld,\"made_before\":%lld,\"made\":%lld,"
+		       "\"posted\":%lld,\"ring_full\":%s}\n",
+		       i, s1.err - s0.err, s1.len - s0.len, s1.local - s0.local,
+		       s1.other - s0.other, s1.recov - s0.recov, s1.rcvd - s0.rcvd,
+		       made0, made, posted, full ? "true" : "false");
+	return full ? 0 : 1;
+}
+
 /* A JSON object of @v by the drop each P_ index predicts. */
 static void json_by_reason(const char *key, const uint64_t *v)
 {
@@ -1596,6 +1710,10 @@ static void usage(FILE *f)
 "      --probe N        only check that rxe takes the raw frames: N to an\n"
 "                       unknown flow id with a good ICRC (no_flow must rise\n"
 "                       by N), N with a bad one (must not rise); exit 0/1\n"
+"      --oversize N     only send N raw frames longer than a receive buffer\n"
+"                       (4097..8948 bytes of payload, at most -r a second)\n"
+"                       and report the target's receive errors, QP\n"
+"                       recoveries and ring; exit 1 if it did not fill again\n"
 "      --json           a JSON summary on the last line of stdout\n"
 "  -q, --quiet          only the JSON summary\n"
 "Exit: 0 done, 1 error or probe failed, 2 usage.\n");
@@ -1604,7 +1722,7 @@ static void usage(FILE *f)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_REPLAY = 256, O_QKEY, O_QPN, O_PQPN, O_PROBE, O_JSON, O_GONE,
-	       O_WAIT, O_MARK };
+	       O_WAIT, O_MARK, O_OVERSIZE };
 	static const struct option lo[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "peer", required_argument, NULL, 'p' },
@@ -1621,6 +1739,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "qpn", required_argument, NULL, O_QPN },
 		{ "peer-qpn", required_argument, NULL, O_PQPN },
 		{ "probe", required_argument, NULL, O_PROBE },
+		{ "oversize", required_argument, NULL, O_OVERSIZE },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1664,6 +1783,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_QPN: o->qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PQPN: o->peer_qpn = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case O_PROBE: o->probe = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_OVERSIZE: o->oversize = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -1706,7 +1826,8 @@ int main(int argc, char **argv)
 		r->tgt_qpn = r->o.qpn ? r->o.qpn : find_tgt_qpn(r);
 		r->peer_qpn = r->o.peer_qpn ? r->o.peer_qpn :
 			      r->nflows ? r->flows[0].peer_qpn : 0;
-		if ((r->tgt_qpn && r->peer_qpn && (r->nflows || r->o.probe)) ||
+		if ((r->tgt_qpn && r->peer_qpn &&
+		     (r->nflows || r->o.probe || r->o.oversize)) ||
 		    mono_ns() - t0 >= (uint64_t)(r->o.wait_s * 1e9) || stop)
 			break;
 		usleep(50000);
@@ -1714,10 +1835,12 @@ int main(int argc, char **argv)
 	if (!r->tgt_qpn || !r->peer_qpn)
 		die("%s's or %s's sdr QPN unknown: no connected flow between them "
 		    "in sysfs (give --qpn and --peer-qpn)", r->tgt.name, r->peer.name);
-	if (r->o.mode[M_RAW] || r->o.probe)
+	if (r->o.mode[M_RAW] || r->o.probe || r->o.oversize)
 		raw_open(r);
 	if (r->o.probe)
 		return probe(r);
+	if (r->o.oversize)
+		return oversize(r);
 	if (r->o.mode[M_VERBS])
 		verbs_open(r);
 
