@@ -204,19 +204,25 @@ static void sdr_flow_mem_sub(struct sdr_flow *flow, size_t *held,
 }
 
 /*
- * Kernel memory a send of @flow is about to hold, @bytes more, within
- * flow_send_max_mb a flow and the opener's limits.  Over one: -EAGAIN
- * while the flow's sends hold some (it clears as they complete),
- * -ENOMEM when nothing of the flow's would make room.
+ * Kernel memory a send of @flow is about to hold, @bytes more beside the
+ * @own it already holds, within flow_send_max_mb a flow and the opener's
+ * limits.  Over one: -EAGAIN while the flow's other sends hold some (it
+ * clears as they complete), -ENOMEM when nothing of theirs would make
+ * room.
  */
-int sdr_flow_tx_charge(struct sdr_flow *flow, size_t bytes)
+static int sdr_flow_tx_add(struct sdr_flow *flow, size_t bytes, size_t own)
 {
 	int ret = sdr_flow_mem_add(flow, &flow->tx_mem,
 				   READ_ONCE(sdr_flow_send_max_mb), bytes);
 
 	if (!ret)
 		return 0;
-	return READ_ONCE(flow->tx_mem) ? -EAGAIN : -ENOMEM;
+	return READ_ONCE(flow->tx_mem) > own ? -EAGAIN : -ENOMEM;
+}
+
+int sdr_flow_tx_charge(struct sdr_flow *flow, size_t bytes)
+{
+	return sdr_flow_tx_add(flow, bytes, 0);
 }
 
 void sdr_flow_tx_uncharge(struct sdr_flow *flow, size_t bytes)
@@ -245,7 +251,7 @@ void sdr_flow_rx_uncharge(struct sdr_flow *flow, size_t bytes)
 int sdr_txmsg_charge(struct sdr_flow *flow, struct sdr_txmsg *msg,
 		     size_t bytes)
 {
-	int ret = sdr_flow_tx_charge(flow, bytes);
+	int ret = sdr_flow_tx_add(flow, bytes, msg->charged);
 
 	if (!ret)
 		msg->charged += bytes;
