@@ -202,7 +202,11 @@ TEST_F(acct, send_memory_bounded)
 			_exit(17);
 		if (cg) {
 			cg1 = memcg_current();
-			if (cg1 - cg0 < (long)(ma + mb))
+			/*
+			 * not to the byte: the child's other memory and
+			 * the memcg's per-cpu charge batches move it too
+			 */
+			if (cg1 - cg0 < (long)(ma + mb) / 10 * 9)
 				_exit(18);
 		}
 		fprintf(stderr, "# a %d (%llu B), b %d (%llu B), pin +%ld, memcg +%ld\n",
