@@ -72,6 +72,8 @@ extern unsigned int sdr_ctx_max_mrs;
 extern unsigned int sdr_ctx_max_mb;
 extern unsigned int sdr_user_max_flows;
 extern unsigned int sdr_user_max_mb;
+extern unsigned int sdr_flow_send_max_mb;
+extern unsigned int sdr_flow_recv_max_mb;
 extern unsigned int sdr_none_idle_ms;
 extern unsigned int sdr_none_reorder_pkts;
 extern unsigned int sdr_default_policy;
@@ -295,9 +297,12 @@ struct sdr_acct {
 	struct sdr_uacct	*ua;		/* sdr's per-user counts */
 	bool			unlimited;	/* CAP_IPC_LOCK at open */
 	unsigned long		memlock_pages;	/* RLIMIT_MEMLOCK at open */
+	struct mem_cgroup	*memcg;		/* the opener's, or NULL */
 	atomic_t		flows;
 	atomic64_t		pages;
 };
+
+struct sdr_mcharge;
 
 struct sdr_ctx {
 	struct sdr_dev		*sdev;		/* bound device, or NULL */
@@ -379,6 +384,9 @@ struct sdr_txmsg {
 	struct sdr_mr		*mr;		/* SDR_SEND_MR: the registration */
 	const u8		*data;		/* first byte of the message */
 	void			*staging;	/* kvmalloc'ed copy, or NULL */
+	/* no reference: a message never outlives its flow */
+	struct sdr_flow		*flow;
+	size_t			charged;	/* bytes in flow->tx_mem */
 	u64			user_data;
 	u32			group;		/* the group it joined, 0: none */
 	struct sdr_sr_tx	sr;		/* SR sender state */
@@ -577,9 +585,26 @@ struct sdr_flow {
 	u64			token;		/* every packet to us must carry it */
 	struct sdr_auth		auth;
 
-	/* shared regions (sdr_vmalloc_user), charged to acct */
+	/*
+	 * What the flow charges to its opener (sdr_acct.c): acct is held
+	 * from create to the flow's free, so its sends' memory can be given
+	 * back as it goes; charged (its own state, whole pages) and its
+	 * count go back as it leaves its context; mcharge, the regions',
+	 * once the flow and every mapping of them let go (flow->lock).
+	 */
 	struct sdr_acct		*acct;		/* NULL until charged */
-	size_t			charged;	/* bytes charged to acct */
+	atomic_long_t		charged;	/* bytes charged to acct */
+	bool			counted;	/* in acct's flows */
+	struct sdr_mcharge	*mcharge;	/* NULL once detached */
+	/*
+	 * Memory its sends hold (within flow_send_max_mb) and EC parity its
+	 * receives hold (flow_recv_max_mb), each charged to acct in whole
+	 * pages of its total.
+	 */
+	spinlock_t		mem_lock;	/* a leaf: tx_mem, rx_mem */
+	size_t			tx_mem;		/* bytes */
+	size_t			rx_mem;		/* bytes */
+	/* shared regions (sdr_vmalloc_user) */
 	u8			*recv_region;
 	u32			*stream_chunks;	/* per slot: 2 x nchunks(max_msg) */
 	u32			max_chunks;	/* nchunks(max_msg_size) */
@@ -688,7 +713,7 @@ int sdr_send_post(struct sdr_ctx *ctx, struct sdr_send_post *arg);
 void sdr_flow_destroy_all(struct sdr_ctx *ctx);
 void sdr_dev_fail_flows(struct sdr_dev *sdev);
 int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
-		       size_t *size, bool *writable);
+		       size_t *size, bool *writable, struct sdr_mcharge **charge);
 /* sdr_auth.c */
 extern bool sdr_auth_required;
 int sdr_auth_param_alg(void);
@@ -758,6 +783,11 @@ struct sdr_acct *sdr_acct_new(void);
 void sdr_acct_get(struct sdr_acct *a);
 void sdr_acct_put(struct sdr_acct *a);
 int sdr_acct_charge(struct sdr_acct *a, size_t bytes);
+struct mem_cgroup *sdr_acct_memcg_enter(struct sdr_acct *a);
+void sdr_acct_memcg_leave(struct mem_cgroup *old);
+struct sdr_mcharge *sdr_mcharge_new(struct sdr_acct *a, size_t bytes);
+struct sdr_mcharge *sdr_mcharge_get(struct sdr_mcharge *c);
+void sdr_mcharge_put(struct sdr_mcharge *c);
 
 /* sdr_mr.c */
 struct sdr_mr;
@@ -772,7 +802,8 @@ void sdr_acct_uncharge(struct sdr_acct *a, size_t bytes);
 int sdr_acct_flow_add(struct sdr_acct *a);
 void sdr_acct_flow_del(struct sdr_acct *a);
 void *sdr_vmalloc_user(size_t size);
-int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size);
+int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size,
+		    struct sdr_mcharge *c);
 
 /* sdr_group.c */
 int sdr_group_ioctl(struct sdr_ctx *ctx, struct sdr_group *arg);

@@ -10,9 +10,13 @@
  * descriptor and per user (module parameters ctx_max_flows, ctx_max_mb,
  * user_max_flows, user_max_mb); and, allocated with __GFP_ACCOUNT, to the
  * memory cgroup.  One struct sdr_acct per context holds the references;
- * each flow holds one on it until it gives back what it took (as it
- * leaves its context, sdr_flow.c).  Calls nothing else of sdr.
+ * each flow holds one on it until it is freed, each registration and
+ * each charge of mapped memory (struct sdr_mcharge) one until it is
+ * given back.  What a flow's sends hold (copies of user data, sender
+ * state, parity) is charged the same way, within the flow's own bound
+ * (sdr_flow_lib.c).  Calls nothing else of sdr.
  */
+#include <linux/memcontrol.h>
 #include <linux/capability.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -90,6 +94,7 @@ struct sdr_acct *sdr_acct_new(void)
 	mmgrab(a->mm);
 	a->unlimited = capable(CAP_IPC_LOCK);
 	a->memlock_pages = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	a->memcg = get_mem_cgroup_from_mm(current->mm);
 	return a;
 }
 
@@ -99,6 +104,7 @@ static void sdr_acct_release(struct kref *ref)
 
 	WARN_ON_ONCE(atomic64_read(&a->pages) || atomic_read(&a->flows));
 	sdr_uacct_put(a->ua);
+	mem_cgroup_put(a->memcg);
 	mmdrop(a->mm);
 	free_uid(a->user);
 	kfree(a);
@@ -181,6 +187,86 @@ void sdr_acct_uncharge(struct sdr_acct *a, size_t bytes)
 }
 
 /*
+ * Allocations made for @a from here on charge its memory cgroup, though
+ * they are made by a worker or in softirq (where nothing would be
+ * charged); until sdr_acct_memcg_leave() with what this returned.
+ */
+struct mem_cgroup *sdr_acct_memcg_enter(struct sdr_acct *a)
+{
+	return set_active_memcg(a->memcg);
+}
+
+void sdr_acct_memcg_leave(struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+}
+
+/*
+ * The charge of memory a process maps (a flow's regions).  A page
+ * vm_insert_pages() put in a mapping lives as long as the mapping, freed
+ * memory or not, so its charge must too: the flow holds one reference,
+ * each mapping (VMA: fork and split take theirs in open) one more, and
+ * the last gives the charge back.  Destroying a flow therefore needs no
+ * unmapping first and cannot fail, and nothing stays mapped uncharged.
+ */
+struct sdr_mcharge {
+	refcount_t		ref;
+	struct sdr_acct		*acct;
+	size_t			bytes;
+};
+
+/* Charge @bytes to @a (sdr_acct_charge()), held by the caller. */
+struct sdr_mcharge *sdr_mcharge_new(struct sdr_acct *a, size_t bytes)
+{
+	struct sdr_mcharge *c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	int ret;
+
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	ret = sdr_acct_charge(a, bytes);
+	if (ret) {
+		kfree(c);
+		return ERR_PTR(ret);
+	}
+	refcount_set(&c->ref, 1);
+	sdr_acct_get(a);
+	c->acct = a;
+	c->bytes = bytes;
+	return c;
+}
+
+struct sdr_mcharge *sdr_mcharge_get(struct sdr_mcharge *c)
+{
+	refcount_inc(&c->ref);
+	return c;
+}
+
+/* May sleep (the account's last reference may go with it). */
+void sdr_mcharge_put(struct sdr_mcharge *c)
+{
+	if (!c || !refcount_dec_and_test(&c->ref))
+		return;
+	sdr_acct_uncharge(c->acct, c->bytes);
+	sdr_acct_put(c->acct);
+	kfree(c);
+}
+
+static void sdr_mcharge_vm_open(struct vm_area_struct *vma)
+{
+	sdr_mcharge_get(vma->vm_private_data);
+}
+
+static void sdr_mcharge_vm_close(struct vm_area_struct *vma)
+{
+	sdr_mcharge_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct sdr_mcharge_vm_ops = {
+	.open	= sdr_mcharge_vm_open,
+	.close	= sdr_mcharge_vm_close,
+};
+
+/*
  * One flow more: -EMFILE when the context already has ctx_max_flows or
  * the user user_max_flows of them.
  */
@@ -212,8 +298,13 @@ void *sdr_vmalloc_user(size_t size)
 			 __GFP_NORETRY | __GFP_NOWARN);
 }
 
-/* Map all of @mem (sdr_vmalloc_user(), @size bytes) at @vma, mmap_lock held. */
-int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size)
+/*
+ * Map all of @mem (sdr_vmalloc_user(), @size bytes) at @vma, mmap_lock
+ * held; the mapping holds a reference on @c (NULL: the memory's owner
+ * lives as long as any mapping of it, as a context's ring does).
+ */
+int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size,
+		    struct sdr_mcharge *c)
 {
 	unsigned long addr = vma->vm_start, left, n, i;
 	struct page *pages[32];
@@ -233,6 +324,11 @@ int sdr_map_vmalloc(struct vm_area_struct *vma, void *mem, size_t size)
 		if (ret)
 			return ret;
 		addr += n * PAGE_SIZE;
+	}
+	/* only now: a failed mmap is undone without close */
+	if (c) {
+		vma->vm_ops = &sdr_mcharge_vm_ops;
+		vma->vm_private_data = sdr_mcharge_get(c);
 	}
 	return 0;
 }

@@ -481,6 +481,7 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 	u64 cookie = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	size_t len = vma->vm_end - vma->vm_start, size;
 	struct sdr_flow *flow = NULL;
+	struct sdr_mcharge *charge = NULL;
 	bool writable = true;
 	void *mem;
 	int ret;
@@ -502,7 +503,8 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 		rcu_read_unlock();
 		if (!flow)
 			return -EINVAL;
-		ret = sdr_flow_mmap_area(flow, cookie, &mem, &size, &writable);
+		ret = sdr_flow_mmap_area(flow, cookie, &mem, &size, &writable,
+					 &charge);
 		if (ret)
 			goto out_put;
 	}
@@ -515,8 +517,9 @@ static int sdr_mmap(struct file *file, struct vm_area_struct *vma)
 			goto out_put;
 		sdr_vm_flags_clear(vma, VM_MAYWRITE);
 	}
-	ret = sdr_map_vmalloc(vma, mem, size);
+	ret = sdr_map_vmalloc(vma, mem, size, charge);
 out_put:
+	sdr_mcharge_put(charge);
 	if (flow)
 		sdr_flow_put(flow);
 	return ret;

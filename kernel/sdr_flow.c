@@ -81,6 +81,8 @@ static void sdr_flow_free_work(struct work_struct *work)
 		sdr_dev_put(flow->rails[i]->sdev);
 		kfree(flow->rails[i]);
 	}
+	sdr_mcharge_put(flow->mcharge);	/* a flow never attached */
+	sdr_acct_put(flow->acct);	/* its messages' charges are back */
 	sdr_dev_put(flow->sdev);
 	atomic_dec(&sdr_nr_flows);
 	kfree_rcu(flow, rcu);
@@ -271,11 +273,12 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	if (ctx->cq_budget + 2 * arg->max_msgs > ctx->cq_entries)
 		return -ENOSPC;
 
-	flow = kzalloc(sizeof(*flow), GFP_KERNEL);
+	flow = kzalloc(sizeof(*flow), GFP_KERNEL_ACCOUNT);
 	if (!flow)
 		return -ENOMEM;
 	kref_init(&flow->ref);
 	spin_lock_init(&flow->lock);
+	spin_lock_init(&flow->mem_lock);
 	INIT_LIST_HEAD(&flow->tx_msgs);
 	INIT_LIST_HEAD(&flow->txq.node);
 	flow->txq.flow = flow;
@@ -329,15 +332,21 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ret = sdr_acct_flow_add(ctx->acct);
 	if (ret)
 		goto err_put;
-	ret = sdr_acct_charge(ctx->acct, 2 * region + flow->state_size +
-			      chunk_counts);
-	if (ret) {
-		sdr_acct_flow_del(ctx->acct);
-		goto err_put;
-	}
 	sdr_acct_get(ctx->acct);
 	flow->acct = ctx->acct;
-	flow->charged = 2 * region + flow->state_size + chunk_counts;
+	flow->counted = true;
+	flow->mcharge = sdr_mcharge_new(ctx->acct, 2 * region +
+					flow->state_size);
+	if (IS_ERR(flow->mcharge)) {
+		ret = PTR_ERR(flow->mcharge);
+		flow->mcharge = NULL;
+		goto err_put;
+	}
+	ret = sdr_flow_charge(flow, sizeof(*flow) + chunk_counts +
+			      flow->max_msgs * sizeof(*flow->slots) +
+			      (arg->paths > 1 ? sizeof(*flow->ps) : 0));
+	if (ret)
+		goto err_put;
 	ret = -ENOMEM;
 	flow->stream_chunks = kvzalloc(chunk_counts, GFP_KERNEL_ACCOUNT);
 	if (!flow->stream_chunks)
@@ -356,7 +365,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	flow->paths = arg->paths;
 	flow->rail0_paths = arg->paths;
 	if (flow->paths > 1) {
-		flow->ps = kzalloc(sizeof(*flow->ps), GFP_KERNEL);
+		flow->ps = kzalloc(sizeof(*flow->ps), GFP_KERNEL_ACCOUNT);
 		if (!flow->ps)
 			goto err_put;
 	}
@@ -423,9 +432,13 @@ err_put:
 	return ret;
 }
 
-/* The mapping of @flow behind @cookie (its id already matched). */
+/*
+ * The mapping of @flow behind @cookie (its id already matched), and a
+ * reference on the regions' charge for it: -EINVAL once the flow left
+ * its context (it gave its hold on the charge back).
+ */
 int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
-		       size_t *size, bool *writable)
+		       size_t *size, bool *writable, struct sdr_mcharge **charge)
 {
 	u32 area = (cookie >> 36) & 0xf;
 
@@ -436,19 +449,24 @@ int sdr_flow_mmap_area(struct sdr_flow *flow, u64 cookie, void **mem,
 		*mem = flow->recv_region;
 		*size = flow->region_size;
 		*writable = false;
-		return 0;
+		break;
 	case 2:
 		*mem = flow->send_region;
 		*size = flow->region_size;
 		*writable = true;
-		return 0;
+		break;
 	case 3:
 		*mem = flow->state_area;
 		*size = flow->state_size;
 		*writable = false;
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	spin_lock_bh(&flow->lock);
+	*charge = flow->mcharge ? sdr_mcharge_get(flow->mcharge) : NULL;
+	spin_unlock_bh(&flow->lock);
+	return *charge ? 0 : -EINVAL;
 }
 
 /* Whether @qpn is one of the @n in @qpns. */
@@ -1140,23 +1158,28 @@ static int sdr_send_list(struct sdr_ctx *ctx, struct sdr_flow *flow,
 static int sdr_send_parts_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 			      struct sdr_send_post *arg)
 {
+	u32 nparts = sdr_stream_max_pkts(flow->max_msg_size, flow->payload);
 	struct sdr_txmsg *msg;
 	int ret;
 
 	if (arg->len || arg->msg_len || arg->addr || arg->dst_off ||
 	    (arg->flags & (SDR_SEND_USER_PTR | SDR_SEND_MR)) || arg->mr_id)
 		return -EINVAL;
-	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	msg = kzalloc(sizeof(*msg), GFP_KERNEL_ACCOUNT);
 	if (!msg)
 		return -ENOMEM;
 	kref_init(&msg->ref);
+	msg->flow = flow;
 	msg->parts = true;
 	msg->streaming = true;
 	msg->imm = arg->imm;
 	msg->user_data = arg->user_data;
-	msg->tparts = kvcalloc(sdr_stream_max_pkts(flow->max_msg_size,
-						   flow->payload),
-			       sizeof(*msg->tparts), GFP_KERNEL);
+	ret = sdr_txmsg_charge(flow, msg, sizeof(*msg) +
+			       array_size(nparts, sizeof(*msg->tparts)));
+	if (ret)
+		goto err_put;
+	msg->tparts = kvcalloc(nparts, sizeof(*msg->tparts),
+			       GFP_KERNEL_ACCOUNT);
 	if (!msg->tparts) {
 		ret = -ENOMEM;
 		goto err_put;
@@ -1183,6 +1206,7 @@ static int sdr_send_parts_add(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	bool uptr = arg->flags & SDR_SEND_USER_PTR;
 	struct sdr_txpart part = { NULL };
 	struct sdr_txmsg *msg;
+	size_t charged = 0;
 	u8 *kva = NULL;
 	int ret, idx;
 
@@ -1202,9 +1226,15 @@ static int sdr_send_parts_add(struct sdr_ctx *ctx, struct sdr_flow *flow,
 				return PTR_ERR(part.mr);
 			part.data = kva;
 		} else if (uptr) {
-			part.staging = kvmalloc(arg->len, GFP_KERNEL);
+			/* the flow's until the part is the message's */
+			ret = sdr_flow_tx_charge(flow, arg->len);
+			if (ret)
+				return ret;
+			charged = arg->len;
+			ret = -ENOMEM;
+			part.staging = kvmalloc(arg->len, GFP_KERNEL_ACCOUNT);
 			if (!part.staging)
-				return -ENOMEM;
+				goto out_part;
 			if (copy_from_user(part.staging,
 					   u64_to_user_ptr(arg->addr),
 					   arg->len)) {
@@ -1241,12 +1271,15 @@ static int sdr_send_parts_add(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		goto out_unlock;
 	msg->tparts[idx] = part;
 	part = (struct sdr_txpart) { NULL };	/* the message's now */
+	msg->charged += charged;
+	charged = 0;
 out_unlock:
 	spin_unlock_bh(&flow->lock);
 out_part:
 	if (part.mr)
 		sdr_mr_put(part.mr);
 	kvfree(part.staging);
+	sdr_flow_tx_uncharge(flow, charged);
 	return ret;
 }
 
@@ -1282,10 +1315,15 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 				msg_len > flow->region_size - arg->addr))
 		return -EINVAL;
 
-	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	msg = kzalloc(sizeof(*msg), GFP_KERNEL_ACCOUNT);
 	if (!msg)
 		return -ENOMEM;
 	kref_init(&msg->ref);
+	msg->flow = flow;
+	/* charged before the copy is made: over the bounds, nothing is */
+	ret = sdr_txmsg_charge(flow, msg, sizeof(*msg) + (uptr ? msg_len : 0));
+	if (ret)
+		goto err_put;
 	if (in_mr) {
 		msg->mr = sdr_mr_use(ctx, arg->mr_id, arg->addr, msg_len, &kva);
 		if (IS_ERR(msg->mr)) {
@@ -1303,7 +1341,7 @@ static int sdr_send_new(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	msg->streaming = stream;
 	msg->uptr = uptr;
 	if (uptr) {
-		msg->staging = kvmalloc(msg_len, GFP_KERNEL);
+		msg->staging = kvmalloc(msg_len, GFP_KERNEL_ACCOUNT);
 		if (!msg->staging) {
 			ret = -ENOMEM;
 			goto err_put;
@@ -1500,22 +1538,21 @@ static void sdr_flow_release_ah(struct sdr_flow *flow)
 }
 
 /*
- * What the flow counted and charged goes back to whoever paid, as it
- * leaves its context: a process that destroys a flow (or closes the file)
- * may create another at once, though the memory itself goes only with
- * the flow's last reference.  Once: at detach, or at the free of a flow
- * whose create failed.
+ * The flow's count and the charge of its own state go back to whoever
+ * paid as it leaves its context: a process that destroys a flow (or
+ * closes the file) may create another at once, though the memory itself
+ * goes only with the flow's last reference, which nothing the process
+ * does keeps for long.  Once: at detach, or at the free of a flow whose
+ * create failed.  What its sends hold goes back as each is freed
+ * (sdr_flow_tx_uncharge()), the regions' charge with their last mapping.
  */
 static void sdr_flow_unaccount(struct sdr_flow *flow)
 {
-	struct sdr_acct *a = flow->acct;
-
-	if (!a)
+	if (!flow->counted)
 		return;
-	flow->acct = NULL;
-	sdr_acct_uncharge(a, flow->charged);
-	sdr_acct_flow_del(a);
-	sdr_acct_put(a);
+	flow->counted = false;
+	sdr_acct_uncharge(flow->acct, atomic_long_xchg(&flow->charged, 0));
+	sdr_acct_flow_del(flow->acct);
 }
 
 /*
@@ -1553,6 +1590,7 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 		.src_flow	= flow->id,
 		.token		= flow->peer_token,
 	};
+	struct sdr_mcharge *mcharge;
 	bool connected;
 
 	lockdep_assert_held(&ctx->lock);
@@ -1573,8 +1611,11 @@ static void sdr_flow_detach(struct sdr_ctx *ctx, struct sdr_flow *flow,
 	ctx->cq_budget -= 2 * flow->max_msgs;
 	spin_lock_bh(&flow->lock);
 	flow->ctx = NULL;
+	mcharge = flow->mcharge;	/* no new mapping from now on */
+	flow->mcharge = NULL;
 	spin_unlock_bh(&flow->lock);
 	sdr_flow_unaccount(flow);
+	sdr_mcharge_put(mcharge);
 	sdr_flow_put(flow);
 }
 

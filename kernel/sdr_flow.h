@@ -40,6 +40,7 @@ struct sdr_parity_ops {
 	const u8 *(*tx_row)(struct sdr_flow *flow, struct sdr_txmsg *msg,
 			    u32 g, u32 j);
 	u8	*(*rx_buf)(struct sdr_flow *flow, const u8 *payload);
+	void	(*rx_put)(struct sdr_flow *flow, u8 *buf);	/* rx_buf's back */
 	void	(*rx_keep)(struct sdr_flow *flow, u32 idx,
 			   const struct sdr_pkt *pkt, u8 *buf, u64 now);
 	void	(*rx_free_group)(struct sdr_flow *flow, u32 idx, u32 g);
@@ -178,6 +179,13 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status);
 void sdr_flow_cqe(struct sdr_flow *flow, u8 type, u8 status, u32 seq,
 		  u32 slot, u32 len, u32 imm, u64 user_data, u32 group);
 void sdr_txmsg_put(struct sdr_txmsg *msg);
+int sdr_flow_charge(struct sdr_flow *flow, size_t bytes);
+int sdr_flow_tx_charge(struct sdr_flow *flow, size_t bytes);
+void sdr_flow_tx_uncharge(struct sdr_flow *flow, size_t bytes);
+int sdr_flow_rx_charge(struct sdr_flow *flow, size_t bytes);
+void sdr_flow_rx_uncharge(struct sdr_flow *flow, size_t bytes);
+int sdr_txmsg_charge(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		     size_t bytes);
 void sdr_txmsg_unlist(struct sdr_flow *flow, struct sdr_txmsg *msg);
 int sdr_flow_gone(struct sdr_flow *flow);
 int sdr_flow_usable(struct sdr_flow *flow);

@@ -32,7 +32,9 @@ static int sdr_adk_flow_init(struct sdr_flow *flow)
 	struct sdr_sr_flow *ad;
 	struct sdr_sr_cfg cfg;
 
-	ad = kzalloc(sizeof(*ad), GFP_KERNEL);
+	if (sdr_flow_charge(flow, sizeof(*ad)))
+		return -ENOMEM;
+	ad = kzalloc(sizeof(*ad), GFP_KERNEL_ACCOUNT);
 	if (!ad)
 		return -ENOMEM;
 	sdr_flow_engine_cfg(flow, &cfg);

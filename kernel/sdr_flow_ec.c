@@ -101,10 +101,16 @@ static int sdr_eck_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 	ret = sdr_sr_tx_set_ec(&flow->sr, &msg->sr, k, m);
 	if (ret)
 		return ret;
+	ret = sdr_txmsg_charge(flow, msg,
+			       array3_size(msg->sr.ngroups, m, flow->payload) +
+			       BITS_TO_LONGS(msg->sr.ngroups) * sizeof(long));
+	if (ret)
+		return ret;
 	/* no warning for a size kvmalloc refuses: ENOMEM says it */
 	msg->par_buf = kvmalloc(array3_size(msg->sr.ngroups, m, flow->payload),
-				GFP_KERNEL | __GFP_NOWARN);
-	msg->par_built = bitmap_zalloc(msg->sr.ngroups, GFP_KERNEL | __GFP_NOWARN);
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	msg->par_built = bitmap_zalloc(msg->sr.ngroups,
+				       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!msg->par_buf || !msg->par_built) {
 		kvfree(msg->par_buf);
 		msg->par_buf = NULL;
@@ -158,14 +164,38 @@ static u8 **sdr_eck_slot(struct sdr_flow *flow, u32 idx, u32 g, u32 j)
 	return slot->ec_par && i < slot->ec_par_n ? &slot->ec_par[i] : NULL;
 }
 
-/* A copy of parity packet @pkt's payload for the engine, or NULL. */
+/*
+ * A copy of parity packet @pkt's payload for the engine, or NULL: the
+ * peer decides how much parity a receive holds, so it is charged to the
+ * flow (flow_recv_max_mb, the opener's limits) and, though this is
+ * softirq, to the opener's memory cgroup; past them the packet is
+ * dropped and SR repairs.
+ */
 static u8 *sdr_eck_rx_buf(struct sdr_flow *flow, const u8 *payload)
 {
-	u8 *buf = kmalloc(flow->payload, GFP_ATOMIC | __GFP_NOWARN);
+	struct mem_cgroup *old;
+	u8 *buf;
 
-	if (buf)
-		memcpy(buf, payload, flow->payload);
+	if (sdr_flow_rx_charge(flow, flow->payload))
+		return NULL;
+	old = sdr_acct_memcg_enter(flow->acct);
+	buf = kmalloc(flow->payload, GFP_ATOMIC | __GFP_ACCOUNT | __GFP_NOWARN);
+	sdr_acct_memcg_leave(old);
+	if (!buf) {
+		sdr_flow_rx_uncharge(flow, flow->payload);
+		return NULL;
+	}
+	memcpy(buf, payload, flow->payload);
 	return buf;
+}
+
+/* sdr_eck_rx_buf()'s buffer back, and its charge (NULL: none). */
+static void sdr_eck_rx_put(struct sdr_flow *flow, u8 *buf)
+{
+	if (!buf)
+		return;
+	kfree(buf);
+	sdr_flow_rx_uncharge(flow, flow->payload);
 }
 
 /*
@@ -179,24 +209,30 @@ static void sdr_eck_rx_keep(struct sdr_flow *flow, u32 idx,
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	u32 g = pkt->offset / flow->payload / slot->sr.ec_k;
+	u32 n = slot->sr.ngroups * slot->sr.ec_m;
+	struct mem_cgroup *old;
 	u8 **p;
 
 	lockdep_assert_held(&flow->lock);
-	if (!slot->ec_par) {
-		slot->ec_par = kcalloc(slot->sr.ngroups * slot->sr.ec_m,
-				       sizeof(*slot->ec_par),
-				       GFP_ATOMIC | __GFP_NOWARN);
+	/* the table is the peer's doing too: charged as the parity is */
+	if (!slot->ec_par && !sdr_flow_rx_charge(flow, n * sizeof(u8 *))) {
+		old = sdr_acct_memcg_enter(flow->acct);
+		slot->ec_par = kcalloc(n, sizeof(*slot->ec_par), GFP_ATOMIC |
+				       __GFP_ACCOUNT | __GFP_NOWARN);
+		sdr_acct_memcg_leave(old);
 		if (slot->ec_par)
-			slot->ec_par_n = slot->sr.ngroups * slot->sr.ec_m;
+			slot->ec_par_n = n;
+		else
+			sdr_flow_rx_uncharge(flow, n * sizeof(u8 *));
 	}
 	p = sdr_eck_slot(flow, idx, g, SDR_EC_AUX_J(pkt->aux));
 	if (!p) {
-		kfree(buf);
+		sdr_eck_rx_put(flow, buf);
 		sdr_eck_rx_free_group(flow, idx, g);
 		sdr_sr_rx_undecodable(&flow->sr, &slot->sr, g, now);
 		return;
 	}
-	kfree(*p);
+	sdr_eck_rx_put(flow, *p);
 	*p = buf;
 }
 
@@ -209,7 +245,7 @@ static void sdr_eck_rx_free_group(struct sdr_flow *flow, u32 idx, u32 g)
 	for (j = 0; j < m; j++) {
 		p = sdr_eck_slot(flow, idx, g, j);
 		if (p) {
-			kfree(*p);
+			sdr_eck_rx_put(flow, *p);
 			*p = NULL;
 		}
 	}
@@ -225,8 +261,9 @@ static void sdr_eck_rx_release(struct sdr_flow *flow, u32 idx)
 	if (!slot->ec_par)
 		return;
 	for (i = 0; i < slot->ec_par_n; i++)
-		kfree(slot->ec_par[i]);
+		sdr_eck_rx_put(flow, slot->ec_par[i]);
 	kfree(slot->ec_par);
+	sdr_flow_rx_uncharge(flow, slot->ec_par_n * sizeof(u8 *));
 	slot->ec_par = NULL;
 	slot->ec_par_n = 0;
 }
@@ -252,12 +289,15 @@ static void sdr_eck_rx_queue_decode(struct sdr_flow *flow, u32 idx, u32 g,
 {
 	struct sdr_rxslot *slot = &flow->slots[idx];
 	struct sdr_ec_job *job;
+	struct mem_cgroup *old;
 
 	lockdep_assert_held(&flow->lock);
 	list_for_each_entry(job, &flow->ec_jobs, node)
 		if (job->idx == idx && job->seq == slot->seq && job->g == g)
 			return;		/* already queued */
-	job = kmalloc(sizeof(*job), GFP_ATOMIC | __GFP_NOWARN);
+	old = sdr_acct_memcg_enter(flow->acct);
+	job = kmalloc(sizeof(*job), GFP_ATOMIC | __GFP_ACCOUNT | __GFP_NOWARN);
+	sdr_acct_memcg_leave(old);
 	if (!job) {
 		sdr_eck_rx_free_group(flow, idx, g);
 		sdr_sr_rx_undecodable(&flow->sr, &slot->sr, g, now);
@@ -340,6 +380,7 @@ static void sdr_eck_decode_work(struct work_struct *work)
 	struct sdr_flow *flow = container_of(work, struct sdr_flow, ec_work);
 	u32 pay = flow->payload, first, kg, i, m, last, len;
 	struct sdr_ec_job *job;
+	struct mem_cgroup *old;
 	u8 **data, **par;
 	struct sdr_sr_rx *r;
 	u8 *buf, *base;
@@ -350,9 +391,11 @@ static void sdr_eck_decode_work(struct work_struct *work)
 	 * Room for k data packets, the one place the codec writes, and the
 	 * codec's row pointers (too big for a stack under KASAN).
 	 */
-	buf = kvmalloc(array_size(SDR_EC_MAX_K, pay), GFP_KERNEL);
+	old = sdr_acct_memcg_enter(flow->acct);
+	buf = kvmalloc(array_size(SDR_EC_MAX_K, pay), GFP_KERNEL_ACCOUNT);
 	data = kmalloc_array(SDR_EC_MAX_K + SDR_EC_MAX_M, sizeof(*data),
-			     GFP_KERNEL);
+			     GFP_KERNEL_ACCOUNT);
+	sdr_acct_memcg_leave(old);
 	if (!data) {
 		kvfree(buf);
 		buf = NULL;
@@ -405,7 +448,7 @@ static void sdr_eck_decode_work(struct work_struct *work)
 
 		ret = sdr_ec_decode(kg, m, have, data, par, pay);
 		for (i = 0; i < m; i++)
-			kfree(par[i]);
+			sdr_eck_rx_put(flow, par[i]);
 
 		spin_lock_bh(&flow->lock);
 		if (sdr_eck_job_live(flow, job)) {
@@ -438,6 +481,7 @@ static const struct sdr_parity_ops sdr_ec_parity = {
 	.tx_init		= sdr_eck_tx_init,
 	.tx_row			= sdr_eck_tx_parity,
 	.rx_buf			= sdr_eck_rx_buf,
+	.rx_put			= sdr_eck_rx_put,
 	.rx_keep		= sdr_eck_rx_keep,
 	.rx_free_group		= sdr_eck_rx_free_group,
 	.rx_queue_decode	= sdr_eck_rx_queue_decode,

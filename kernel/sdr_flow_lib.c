@@ -144,7 +144,125 @@ void sdr_slot_complete(struct sdr_flow *flow, u32 idx, u8 status)
 		     slot->group);
 }
 
-/* May run under flow->lock: kvfree defers vfree out of atomic context. */
+/* ------------------------------------------------------------------ */
+/* What a flow charges (sdr_acct.c) */
+
+/*
+ * State @flow keeps for its life (policy state, tables), @bytes more:
+ * charged to its opener, given back as it leaves its context
+ * (sdr_flow_unaccount()).  -ENOMEM past the opener's limits.
+ */
+int sdr_flow_charge(struct sdr_flow *flow, size_t bytes)
+{
+	int ret = sdr_acct_charge(flow->acct, bytes);
+
+	if (!ret)
+		atomic_long_add(PAGE_ALIGN(bytes), &flow->charged);
+	return ret;
+}
+
+/*
+ * @bytes more in @held (flow->tx_mem or rx_mem), within @max_mb MiB,
+ * charged to the opener in whole pages of the total (so many small
+ * buffers are not each a page).  -ENOSPC past @max_mb, -ENOMEM past the
+ * opener's limits, with nothing added.  Any context: mem_lock is a
+ * leaf, taken under flow->lock or alone.
+ */
+static int sdr_flow_mem_add(struct sdr_flow *flow, size_t *held,
+			    unsigned int max_mb, size_t bytes)
+{
+	size_t max = (size_t)max_mb << 20, cur, more;
+	int ret = 0;
+
+	spin_lock_bh(&flow->mem_lock);
+	cur = *held;
+	more = PAGE_ALIGN(cur + bytes) - PAGE_ALIGN(cur);
+	if (cur > max || bytes > max - cur)
+		ret = -ENOSPC;
+	else if (more && sdr_acct_charge(flow->acct, more))
+		ret = -ENOMEM;
+	else
+		*held = cur + bytes;
+	spin_unlock_bh(&flow->mem_lock);
+	return ret;
+}
+
+static void sdr_flow_mem_sub(struct sdr_flow *flow, size_t *held,
+			     size_t bytes)
+{
+	size_t cur;
+
+	if (!bytes)
+		return;
+	spin_lock_bh(&flow->mem_lock);
+	cur = *held;
+	if (WARN_ON_ONCE(bytes > cur))
+		bytes = cur;
+	*held = cur - bytes;
+	sdr_acct_uncharge(flow->acct, PAGE_ALIGN(cur) - PAGE_ALIGN(cur - bytes));
+	spin_unlock_bh(&flow->mem_lock);
+}
+
+/*
+ * Kernel memory a send of @flow is about to hold, @bytes more beside the
+ * @own it already holds, within flow_send_max_mb a flow and the opener's
+ * limits.  Over one: -EAGAIN while the flow's other sends hold some (it
+ * clears as they complete), -ENOMEM when nothing of theirs would make
+ * room.
+ */
+static int sdr_flow_tx_add(struct sdr_flow *flow, size_t bytes, size_t own)
+{
+	int ret = sdr_flow_mem_add(flow, &flow->tx_mem,
+				   READ_ONCE(sdr_flow_send_max_mb), bytes);
+
+	if (!ret)
+		return 0;
+	return READ_ONCE(flow->tx_mem) > own ? -EAGAIN : -ENOMEM;
+}
+
+int sdr_flow_tx_charge(struct sdr_flow *flow, size_t bytes)
+{
+	return sdr_flow_tx_add(flow, bytes, 0);
+}
+
+void sdr_flow_tx_uncharge(struct sdr_flow *flow, size_t bytes)
+{
+	sdr_flow_mem_sub(flow, &flow->tx_mem, bytes);
+}
+
+/*
+ * EC parity @flow's receives are about to hold (peer-driven, softirq):
+ * within flow_recv_max_mb and the opener's limits, else -ENOMEM (the
+ * caller drops the parity and SR repairs).
+ */
+int sdr_flow_rx_charge(struct sdr_flow *flow, size_t bytes)
+{
+	return sdr_flow_mem_add(flow, &flow->rx_mem,
+				READ_ONCE(sdr_flow_recv_max_mb), bytes) ?
+	       -ENOMEM : 0;
+}
+
+void sdr_flow_rx_uncharge(struct sdr_flow *flow, size_t bytes)
+{
+	sdr_flow_mem_sub(flow, &flow->rx_mem, bytes);
+}
+
+/* sdr_flow_tx_charge() for @msg: given back when it is freed. */
+int sdr_txmsg_charge(struct sdr_flow *flow, struct sdr_txmsg *msg,
+		     size_t bytes)
+{
+	int ret = sdr_flow_tx_add(flow, bytes, msg->charged);
+
+	if (!ret)
+		msg->charged += bytes;
+	return ret;
+}
+
+/*
+ * May run under flow->lock: kvfree defers vfree out of atomic context.
+ * The charge goes back with the memory, whatever freed the message
+ * (completion, failure, flush at destroy or device removal).
+ */
 static void sdr_txmsg_release(struct kref *ref)
 {
 	struct sdr_txmsg *msg = container_of(ref, struct sdr_txmsg, ref);
@@ -161,6 +279,7 @@ static void sdr_txmsg_release(struct kref *ref)
 		kvfree(msg->tparts[i].staging);
 	}
 	kvfree(msg->tparts);
+	sdr_flow_tx_uncharge(msg->flow, msg->charged);
 	kfree(msg);
 }
 

@@ -239,9 +239,13 @@ int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 	if (ret)
 		goto err_unlock;
 	ret = -ENOMEM;
-	rl = kzalloc(sizeof(*rl), GFP_KERNEL);
-	ps = kzalloc(sizeof(*ps), GFP_KERNEL);
+	rl = kzalloc(sizeof(*rl), GFP_KERNEL_ACCOUNT);
+	ps = kzalloc(sizeof(*ps), GFP_KERNEL_ACCOUNT);
 	if (!rl || !ps)
+		goto err_free;
+	/* the flow's till it leaves its context (a few rails at most) */
+	ret = sdr_flow_charge(flow, sizeof(*rl) + sizeof(*ps));
+	if (ret)
 		goto err_free;
 	/* fresh: nothing was sent yet */
 	ret = sdr_flow_paths_init(flow, ps, flow->paths + arg->paths);

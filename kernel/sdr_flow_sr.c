@@ -25,13 +25,26 @@
 #include "sdr_trace.h"
 
 
-/* One receive map per slot, for SR and EC messages.  May sleep. */
+/*
+ * One receive map per slot, for SR and EC messages, charged to the flow
+ * (and its opener's memory cgroup, though a worker may ready the
+ * policy).  May sleep.
+ */
 int sdr_srk_flow_init(struct sdr_flow *flow)
 {
+	struct mem_cgroup *old;
+	int ret;
+
 	flow->sr_rx_size = ALIGN(sdr_sr_rx_size(flow->max_msg_size,
 						flow->payload), 8);
+	ret = sdr_flow_charge(flow, array_size(flow->max_msgs,
+					       flow->sr_rx_size));
+	if (ret)
+		return ret;
+	old = sdr_acct_memcg_enter(flow->acct);
 	flow->sr_rx_mem = kvcalloc(flow->max_msgs, flow->sr_rx_size,
-				   GFP_KERNEL);
+				   GFP_KERNEL_ACCOUNT);
+	sdr_acct_memcg_leave(old);
 	return flow->sr_rx_mem ? 0 : -ENOMEM;
 }
 
@@ -143,7 +156,8 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
 	}
 	ret = sdr_sr_rx_data(ef, &slot->sr, pkt, now);
 	if (ret < 0) {
-		kfree(par);
+		if (par)
+			pops->rx_put(flow, par);
 		return -ret;
 	}
 	flow->sr_data_ns = now;
@@ -153,8 +167,8 @@ int sdr_srk_rx_data(struct sdr_flow *flow, u32 idx,
 		g = pkt->offset / flow->payload / slot->sr.ec_k;
 	if (ret & SDR_SR_RX_PARITY && par)
 		pops->rx_keep(flow, idx, pkt, par, now);
-	else
-		kfree(par);
+	else if (par)
+		pops->rx_put(flow, par);
 	if (active) {
 		if (ret & SDR_SR_RX_NEW)
 			sdr_slot_land(flow, idx, pkt, payload);
@@ -313,21 +327,27 @@ int sdr_srk_rx_ctrl(struct sdr_flow *flow, const struct sdr_pkt *pkt,
 int sdr_srk_tx_init(struct sdr_flow *flow, struct sdr_txmsg *msg)
 {
 	struct sdr_sr_flow *ef = sdr_srk_ef(flow, msg->ops);
+	size_t size;
 	int ret;
 
 	if (msg->parts) {
 		/* a stream of parts: room for as many packets as it may have */
-		msg->sr_mem = kvzalloc(sdr_sr_tx_stream_size(flow->max_msg_size,
-							     flow->payload),
-				       GFP_KERNEL);
+		size = sdr_sr_tx_stream_size(flow->max_msg_size, flow->payload);
+		ret = sdr_txmsg_charge(flow, msg, size);
+		if (ret)
+			return ret;
+		msg->sr_mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!msg->sr_mem)
 			return -ENOMEM;
 		return sdr_sr_tx_init_stream(ef, &msg->sr, 0,
 					     flow->max_msg_size, msg->sr_mem,
 					     ktime_get_ns());
 	}
-	msg->sr_mem = kvzalloc(sdr_sr_tx_size(msg->msg_len, flow->payload),
-			       GFP_KERNEL);
+	size = sdr_sr_tx_size(msg->msg_len, flow->payload);
+	ret = sdr_txmsg_charge(flow, msg, size);
+	if (ret)
+		return ret;
+	msg->sr_mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!msg->sr_mem)
 		return -ENOMEM;
 	/* numbered (msg->sr.seq) when it is listed */

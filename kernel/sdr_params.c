@@ -77,6 +77,10 @@ SDR_PARAM(user_max_flows, 4096, 1, 1048576, 0644,
 	  "Flows one user's open /dev/sdr files may hold together (more: EMFILE)");
 SDR_PARAM(user_max_mb, 16384, 1, 1048576, 0644,
 	  "Memory one user's open /dev/sdr files may map together, MiB (more: ENOMEM)");
+SDR_PARAM(flow_send_max_mb, 1024, 1, 65536, 0644,
+	  "Kernel memory one flow's sends may hold (copies of user-pointer data, stream part tables, SR/EC sender state, parity), MiB (more: EAGAIN while its sends hold some, else ENOMEM)");
+SDR_PARAM(flow_recv_max_mb, 64, 1, 65536, 0644,
+	  "EC parity one flow's receives may hold for submessages not yet decoded, MiB (more: the parity is dropped, SR repairs)");
 SDR_PARAM(none_idle_ms, 500, 1, 60000, 0644,
 	  "Policy NONE: complete receives with holes once the flow saw no packet this long");
 SDR_PARAM(chunk_pkts, 16, 1, 1024, 0644,

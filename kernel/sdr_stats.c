@@ -39,6 +39,9 @@ u64 sdr_flow_field(struct sdr_flow *flow, enum sdr_flow_field f)
 	case SDR_FF_MAX_MSGS:		return flow->max_msgs;
 	case SDR_FF_SENDS:		return flow->tx_inflight_msgs;
 	case SDR_FF_RECVS:		return flow->rx_posted;
+	/* mem_lock nests in flow->lock: a moment's value either way */
+	case SDR_FF_SEND_MEM:		return READ_ONCE(flow->tx_mem);
+	case SDR_FF_RECV_MEM:		return READ_ONCE(flow->rx_mem);
 	case SDR_FF_TX_PACKETS:		return flow->stats.tx_packets;
 	case SDR_FF_TX_BYTES:		return flow->stats.tx_bytes;
 	case SDR_FF_RX_PACKETS:		return flow->stats.rx_packets;

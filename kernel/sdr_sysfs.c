@@ -280,6 +280,8 @@ SDR_FLOW_ATTR(max_msg_size, SDR_FF_MAX_MSG);
 SDR_FLOW_ATTR(max_msgs, SDR_FF_MAX_MSGS);
 SDR_FLOW_ATTR(sends_inflight, SDR_FF_SENDS);
 SDR_FLOW_ATTR(recvs_posted, SDR_FF_RECVS);
+SDR_FLOW_ATTR(send_mem, SDR_FF_SEND_MEM);
+SDR_FLOW_ATTR(recv_mem, SDR_FF_RECV_MEM);
 SDR_FLOW_ATTR(srtt_us, SDR_FF_SRTT_US);
 SDR_FLOW_ATTR(none_window, SDR_FF_NONE_WINDOW);
 SDR_FLOW_ATTR(paths, SDR_FF_PATHS);
@@ -492,6 +494,8 @@ static struct attribute *sdr_flow_attrs[] = {
 	&sdr_fa_max_msgs.attr.attr,
 	&sdr_fa_sends_inflight.attr.attr,
 	&sdr_fa_recvs_posted.attr.attr,
+	&sdr_fa_send_mem.attr.attr,
+	&sdr_fa_recv_mem.attr.attr,
 	&sdr_fa_srtt_us.attr.attr,
 	&sdr_fa_none_window.attr.attr,
 	&sdr_fa_paths.attr.attr,

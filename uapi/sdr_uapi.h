@@ -485,7 +485,11 @@ struct sdr_flow_connect {
 /*
  * SDR_IOC_FLOW_DESTROY - destroy a flow: outstanding sends and receives
  * complete with SDR_STATUS_FLUSHED, the peer is told (best effort), the
- * mappings stay valid until munmap but are no longer written.
+ * mappings stay valid until munmap but are no longer written.  The flow's
+ * count and its other memory are given back at once; its regions stay
+ * charged (RLIMIT_MEMLOCK, ctx_max_mb, user_max_mb) until their last
+ * mapping is gone, so destroying needs no munmap first and cannot fail
+ * for a mapping (the pages live as long as it does).
  */
 struct sdr_flow_destroy {
 	__u32 size;
@@ -660,6 +664,13 @@ struct sdr_recv_complete {
  *      registration of this context; ENOMEM no memory for
  *      the message's state (SR, EC: about 18 bytes a packet) or its EC
  *      parity (m/k of the message, module parameters ec_k and ec_m).
+ *      What a send makes the kernel hold (a copy of a USER_PTR message
+ *      or part, a stream of parts' table, that state and parity) is
+ *      charged like the regions (RLIMIT_MEMLOCK, ctx_max_mb,
+ *      user_max_mb, the memory cgroup) within the module parameter
+ *      flow_send_max_mb a flow, until the send is freed: past a limit
+ *      the post fails EAGAIN while the flow's earlier sends hold some
+ *      (it clears as they complete), else ENOMEM; nothing is kept.
  */
 #define SDR_SEND_USER_PTR	(1U << 0)
 #define SDR_SEND_STREAM_START	(1U << 1)
