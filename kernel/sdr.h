@@ -745,6 +745,7 @@ int sdr_kex_derive(const u8 *secret, const u8 *pub, const u8 *peer_pub,
 		   const u8 *hash, const u8 *peer_hash, const u8 *psk,
 		   u8 tx[SDR_KEY_LEN], u8 rx[SDR_KEY_LEN]);
 int sdr_kex_keypair(u8 secret[SDR_KEY_LEN], u8 pub[SDR_KEY_LEN]);
+int sdr_kex_check(struct sdr_kex_check *arg);
 
 void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 		 const struct sdr_pkt *pkt, u8 *hdr, u32 src_qp,

@@ -209,6 +209,11 @@ static int sdr_ioc_mr_dereg(struct sdr_ctx *ctx, void *p)
 	return sdr_mr_dereg(ctx, p);
 }
 
+static int sdr_ioc_kex_check(struct sdr_ctx *ctx, void *p)
+{
+	return sdr_kex_check(p);
+}
+
 static int sdr_ioc_flow_modify(struct sdr_ctx *ctx, void *p)
 {
 	struct sdr_flow_modify *arg = p;
@@ -303,6 +308,7 @@ SDR_V1_ENDS_AT(sdr_flow_rail, ep_paths, SDR_FLOW_RAIL_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_group, user_data, SDR_GROUP_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_mr_reg, __reserved, SDR_MR_REG_SIZE_V1);
 SDR_V1_ENDS_AT(sdr_mr_dereg, __reserved, SDR_MR_DEREG_SIZE_V1);
+SDR_V1_ENDS_AT(sdr_kex_check, peer_kex, SDR_KEX_CHECK_SIZE_V1);
 /* and the later versions at their last fields, the structs it knows */
 static_assert(offsetofend(struct sdr_flow_create, ec_m) ==
 	      SDR_FLOW_CREATE_SIZE_V2);
@@ -394,6 +400,10 @@ static const struct sdr_ioctl_op sdr_ioctl_ops[] = {
 	[_IOC_NR(SDR_IOC_MR_DEREG)] =
 		SDR_OP(sdr_mr_dereg, SDR_MR_DEREG_SIZE_V1, 0, SDR_OP_UNLOCKED,
 		       sdr_ioc_mr_dereg),
+	/* reads the caller's keyrings only */
+	[_IOC_NR(SDR_IOC_KEX_CHECK)] =
+		SDR_OP(sdr_kex_check, SDR_KEX_CHECK_SIZE_V1, 0,
+		       SDR_OP_UNLOCKED | SDR_OP_UNBOUND, sdr_ioc_kex_check),
 };
 
 union sdr_ioctl_buf {
@@ -411,6 +421,7 @@ union sdr_ioctl_buf {
 	struct sdr_group		group;
 	struct sdr_mr_reg		mr_reg;
 	struct sdr_mr_dereg		mr_dereg;
+	struct sdr_kex_check		kex_check;
 };
 
 static long sdr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -21,10 +21,12 @@
 #include <linux/key.h>
 #include <linux/string.h>
 #include <keys/user-type.h>
+#include <crypto/algapi.h>
 #include <crypto/curve25519.h>
 #include <crypto/sha2.h>
 
 #include "sdr.h"
+#include "sdr_flow.h"
 
 /* The job secret's bounds: at least a 128-bit key, at most a page. */
 #define SDR_PSK_MIN	16
@@ -233,4 +235,42 @@ int sdr_kex_keypair(u8 secret[SDR_KEY_LEN], u8 pub[SDR_KEY_LEN])
 {
 	curve25519_generate_secret(secret);
 	return curve25519_generate_public(pub, secret) ? 0 : -EIO;
+}
+
+/*
+ * SDR_IOC_KEX_CHECK: whether the share @arg gives is signed with the job
+ * secret it names, as a connect would find it.
+ *
+ * Return: 0; -EKEYREJECTED if not; -EINVAL for no name, a bad one or
+ * bad paths; the keyring's error.
+ */
+int sdr_kex_check(struct sdr_kex_check *arg)
+{
+	const struct sdr_ep_kex *kex = &arg->peer_kex;
+	u32 alg = sdr_ep_get(kex->alg), flags = sdr_ep_get(kex->flags);
+	u8 psk[SDR_KEY_LEN], hash[SDR_KEY_LEN], mac[SDR_KEX_MAC_LEN];
+	struct sdr_ep_paths pp;
+	int ret;
+
+	if (!arg->secret[0])
+		return -EINVAL;
+	ret = sdr_flow_peer_paths(&arg->peer, &arg->peer_paths, &pp);
+	if (ret)
+		return ret;
+	ret = sdr_kex_psk(arg->secret, sizeof(arg->secret), psk);
+	if (ret)
+		return ret;
+	if (flags != SDR_KEX_F_PSK || alg == SDR_AUTH_OFF ||
+	    alg >= SDR_AUTH_NR) {
+		ret = -EKEYREJECTED;
+		goto out;
+	}
+	sdr_kex_share_hash(&arg->peer, pp.n, pp.qpn, alg, flags, kex->pub,
+			   hash);
+	sdr_kex_mac(psk, hash, mac);
+	if (crypto_memneq(mac, kex->mac, sizeof(mac)))
+		ret = -EKEYREJECTED;
+out:
+	memzero_explicit(psk, sizeof(psk));
+	return ret;
 }

@@ -915,6 +915,27 @@ struct sdr_mr_dereg {
 };
 #define SDR_MR_DEREG_SIZE_V1	16
 
+/*
+ * SDR_IOC_KEX_CHECK (ABI 9) - whether a peer's share is signed with the
+ * job secret "sdr:NAME" of the caller's keyrings, without a flow: a
+ * server that answers connection requests refuses strangers before it
+ * makes anything for them.  Works on an unbound file too.
+ * in:  secret (NAME, as in SDR_IOC_FLOW_CREATE), the peer's endpoint,
+ *      paths and share as it would connect with them; flags 0.
+ * errors: EKEYREJECTED the share is not signed, or not with this
+ *      secret; EINVAL no secret named, a bad name or paths; ENOKEY,
+ *      EKEYREVOKED, EKEYEXPIRED, EACCES the keyring's answer.
+ */
+struct sdr_kex_check {
+	__u32 size;
+	__u32 flags;
+	char  secret[SDR_SECRET_NAME_LEN];
+	struct sdr_endpoint peer;
+	struct sdr_ep_paths peer_paths;
+	struct sdr_ep_kex peer_kex;
+};
+#define SDR_KEX_CHECK_SIZE_V1	224
+
 #define SDR_IOC_BIND		_IO(SDR_IOC_MAGIC, 0x00)
 #define SDR_IOC_FLOW_CREATE	_IO(SDR_IOC_MAGIC, 0x01)
 #define SDR_IOC_FLOW_CONNECT	_IO(SDR_IOC_MAGIC, 0x02)
@@ -929,5 +950,6 @@ struct sdr_mr_dereg {
 #define SDR_IOC_GROUP		_IO(SDR_IOC_MAGIC, 0x0b)
 #define SDR_IOC_MR_REG		_IO(SDR_IOC_MAGIC, 0x0c)
 #define SDR_IOC_MR_DEREG	_IO(SDR_IOC_MAGIC, 0x0d)
+#define SDR_IOC_KEX_CHECK	_IO(SDR_IOC_MAGIC, 0x0e)
 
 #endif /* _UAPI_SDR_H */

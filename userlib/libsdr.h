@@ -54,6 +54,13 @@ int sdr_close(struct sdr_ctx *ctx);
  * more).  The key is looked up at each flow create.
  */
 int sdr_ctx_set_secret(struct sdr_ctx *ctx, const char *name);
+/*
+ * Whether peer's share is signed with ctx's job secret (since 2.4), with
+ * no flow made (SDR_IOC_KEX_CHECK): 0 when it is or ctx names none,
+ * -EKEYREJECTED when it is not, the keyring's errno otherwise.
+ */
+struct sdr_flow_peer;
+int sdr_ctx_check_peer(struct sdr_ctx *ctx, const struct sdr_flow_peer *peer);
 /* Load a secret file into the process keyring as "sdr:NAME" (since 2.4). */
 int sdr_secret_file_load(const char *path, const char *name);
 int sdr_ctx_fd(const struct sdr_ctx *ctx);
@@ -421,6 +428,13 @@ int sdr_cm_reject(struct sdr_cm *req);
 const char *sdr_cm_device(const struct sdr_cm *cm);
 struct sockaddr_in;
 int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr);
+/*
+ * (since 2.4) Whether a request's peer holds ctx's job secret, before
+ * anything is made for it: 0 when it does or ctx names no secret,
+ * -EKEYREJECTED when its share is unsigned or signed with another,
+ * -EPROTO when it carried no share (sdr_ctx_check_peer()).
+ */
+int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx);
 void sdr_cm_destroy(struct sdr_cm *cm);
 
 /* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */

@@ -461,6 +461,17 @@ int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr)
 	return 0;
 }
 
+int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx)
+{
+	struct sdr_flow_peer peer;
+	int ret;
+
+	if (!req || !ctx || !req->request)
+		return -EINVAL;
+	ret = cm_decode(&req->peer, &peer);
+	return ret ? ret : sdr_ctx_check_peer(ctx, &peer);
+}
+
 /* @flow is on the device the route takes, and its blob. */
 static int cm_flow_blob(const struct sdr_cm *cm, const struct sdr_flow *flow,
 			struct cm_blob *b)

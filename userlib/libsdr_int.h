@@ -12,9 +12,10 @@
  * Beside them, calling only libsdr_sys.c: libsdr_send.c (posting sends),
  * libsdr_recv.c (posting receives, reading their state in place),
  * libsdr_group.c (opening and closing groups) and libsdr_xchg.c
- * (endpoint exchange over TCP).  libsdr_cm.c (connecting
- * through rdma_cm) calls libsdr_flow.c, libsdr_ctx.c (sdr_ctx_query) and
- * libsdr_sys.c.  libsdr_names.c (names of
+ * (endpoint exchange over TCP) and libsdr_secret.c (the job secret a
+ * context names; libsdr_ctx.c calls it at open).  libsdr_cm.c (connecting
+ * through rdma_cm) calls libsdr_flow.c, libsdr_ctx.c (sdr_ctx_query),
+ * libsdr_secret.c and libsdr_sys.c.  libsdr_names.c (names of
  * the uapi constants) calls nothing.  libsdr_sdk.c (the SDR SDK's API,
  * sdr.h and sdr_mr.h) sits on top: it calls the others through libsdr.h
  * and libsdr_recv.c's sdr__recv_bytes_landed().  libsdr_sys.h,

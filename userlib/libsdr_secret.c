@@ -16,6 +16,7 @@
 #include <linux/keyctl.h>
 
 #include "libsdr_int.h"
+#include "libsdr_sys.h"
 
 /* The kernel's bounds on a job secret (kernel/sdr_kex.c). */
 #define SECRET_MIN	16
@@ -86,6 +87,23 @@ int sdr_secret_file_load(const char *path, const char *name)
 	memset(buf, 0, sizeof(buf));
 	__asm__ volatile("" : : "r"(buf) : "memory");
 	return ret;
+}
+
+int sdr_ctx_check_peer(struct sdr_ctx *ctx, const struct sdr_flow_peer *peer)
+{
+	struct sdr_kex_check k;
+
+	if (!ctx || !peer)
+		return -EINVAL;
+	if (!ctx->secret[0])
+		return 0;
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	memcpy(k.secret, ctx->secret, sizeof(k.secret));
+	k.peer = peer->ep;
+	k.peer_paths = peer->paths;
+	k.peer_kex = peer->kex;
+	return sdr__ioctl(ctx->fd, SDR_IOC_KEX_CHECK, &k);
 }
 
 /* sdr_open(): SDR_SECRET_FILE, else SDR_SECRET, names ctx's secret. */
