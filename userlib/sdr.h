@@ -42,7 +42,7 @@ enum sdr_errcode {
 	SDR_RETRY = 2
 };
 
-/* Packet size on the wire (sdr needs 256 and up: its header is 72 bytes). */
+/* Packet size on the wire (sdr needs 256 and up: its header is 80 bytes). */
 enum sdr_mtu {
 	SDR_MTU_64,
 	SDR_MTU_128,

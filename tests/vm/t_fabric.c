@@ -325,7 +325,7 @@ TEST(getinfo_offers_rdm_and_dgram_and_refuses_the_rest)
  */
 TEST_F_T(fab, messages_whole_and_in_order, 240)
 {
-	static const uint32_t sizes[] = { 0, 1, 63, 64, 4023, 4024, 4025,
+	static const uint32_t sizes[] = { 0, 1, 63, 64, 4015, 4016, 4017,
 					  65536, 300007, PART - 1, PART,
 					  PART + 1, 3 * PART + 5 };
 	enum { N = 48, NS = sizeof(sizes) / sizeof(sizes[0]) };

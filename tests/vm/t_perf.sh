@@ -60,7 +60,7 @@ want = 20 * (2 * full + (max(-(-2 * kg // 4), min(2, kg)) if kg else 0))
 assert want // 2 < j['parity_packets'] <= want, (j['parity_packets'], want)" "$json"
 
 # A fixed rate (--rate, FLOW_MODIFY's rate_mbit): SR moves verified data at
-# no more than the rate (wire bytes: payload plus the 72-byte header, and
+# no more than the rate (wire bytes: payload plus the 80-byte header, and
 # the window's first burst before the pacer has a clock), and not far below
 # it (the guest carries several times 40 Mbit/s); sysfs shows the rate.
 "$perf" -d rxe1 -p 18517 --verify >"$srv" 2>&1 &
@@ -88,7 +88,7 @@ check "--rate 40: both exit 0, verify_errors 0, JSON rate_mbit 40, sysfs rate_kb
 check "--rate 40: goodput at most 1.05x of 40 Mbit/s (and not stalled: over 0.2x)" python3 -c "
 import json, sys
 j = json.loads(sys.argv[1])
-wire = 40e6 / 8 / 1048576 * j['payload'] / (j['payload'] + 72)
+wire = 40e6 / 8 / 1048576 * j['payload'] / (j['payload'] + 80)
 assert 0.2 * wire < j['goodput_MBps'] <= 1.05 * wire, (j['goodput_MBps'], wire)" "$json"
 rm -f "$out" "$srv"
 done_testing
