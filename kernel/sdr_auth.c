@@ -30,7 +30,6 @@
 #include <linux/capability.h>
 #include <linux/moduleparam.h>
 #include <linux/random.h>
-#include <asm/unaligned.h>
 #include <crypto/algapi.h>
 #include <crypto/chacha.h>
 #include <crypto/hash.h>
@@ -300,8 +299,12 @@ static void sdr_aead_start(u32 *st, struct poly1305_desc_ctx *poly,
 	u32 k[CHACHA_KEY_SIZE / sizeof(u32)];
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(k); i++)
-		k[i] = get_unaligned_le32(key + 4 * i);
+	for (i = 0; i < ARRAY_SIZE(k); i++) {
+		__le32 w;
+
+		memcpy(&w, key + 4 * i, sizeof(w));
+		k[i] = le32_to_cpu(w);
+	}
 	chacha_init(st, k, (const u8 *)iv);
 	chacha20_crypt(st, block0, zero, sizeof(block0));
 	poly1305_init(poly, block0);

@@ -165,7 +165,7 @@ TEST_F(acct, send_memory_bounded)
 		struct sdr_flow_create a, b;
 		long pinb, pin0, pin1, cg0 = 0, cg1 = 0;
 		uint64_t ma, mb;
-		int fd, na = 0, nb = 0, cg;
+		int fd, na = 0, nb = 0, cg, i;
 
 		cg = !own_memcg();
 		fd = sdr_dev_open();
@@ -229,6 +229,10 @@ TEST_F(acct, send_memory_bounded)
 		close(fd);
 		if (vm_pin() != 0)
 			_exit(24);
+		/* the flows' own state goes after an RCU grace period */
+		for (i = 0; cg && i < 300 &&
+		     memcg_current() > cg0 + 2L * MIB; i++)
+			usleep(10000);
 		if (cg && memcg_current() > cg0 + 2L * MIB)
 			_exit(25);
 		_exit(0);

@@ -300,7 +300,8 @@ TEST_T(hostile_requests, 180)
 	struct sdr_ctx *ctx = NULL;
 	struct sdr_flow *flow = NULL;
 	uint8_t junk[124];
-	uint32_t hdr[2] = { 0x43524453u, 2 };	/* magic and version */
+	/* magic (little-endian "SDRC") and version 3, the rest zeros */
+	uint8_t hdr[5] = { 0x53, 0x44, 0x52, 0x43, 3 };
 	uint64_t hash[NMSG];
 	pthread_t t;
 	int i;

@@ -70,7 +70,7 @@
 #define HIST_LEN	200
 #define NSTREAMS	4
 #define NRPOSTS		8
-#define NSTAT		16		/* 14 ioctls, mmap, unknown ioctls */
+#define NSTAT		17		/* 15 ioctls, mmap, unknown ioctls */
 #define NERR		140
 #define MAX_REPORTS	25
 #define PG		4096UL
@@ -561,7 +561,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 
 enum { NR_BIND, NR_CREATE, NR_CONNECT, NR_DESTROY, NR_INFO, NR_RPOST,
        NR_RCOMPLETE, NR_SEND, NR_MODIFY, NR_QUERY, NR_RAIL, NR_GROUP,
-       NR_MR_REG, NR_MR_DEREG, ST_MMAP, ST_UNKNOWN };
+       NR_MR_REG, NR_MR_DEREG, NR_KEX_CHECK, ST_MMAP, ST_UNKNOWN };
 
 static const struct ioc {
 	const char *name;
@@ -613,12 +613,17 @@ static const struct ioc {
 			sizeof(struct sdr_mr_reg), 0, { ENOMEM, EMFILE } },
 	[NR_MR_DEREG] = { "MR_DEREG", SDR_IOC_MR_DEREG, SDR_MR_DEREG_SIZE_V1,
 			  sizeof(struct sdr_mr_dereg), 0, { EBUSY } },
+	[NR_KEX_CHECK] = { "KEX_CHECK", SDR_IOC_KEX_CHECK,
+			   SDR_KEX_CHECK_SIZE_V1, sizeof(struct sdr_kex_check),
+			   0, { EKEYREJECTED, ENOKEY, EKEYREVOKED, EKEYEXPIRED,
+				EACCES } },
 };
 
 static const char *const stat_name[NSTAT] = {
 	"BIND", "FLOW_CREATE", "FLOW_CONNECT", "FLOW_DESTROY", "FLOW_INFO",
 	"RECV_POST", "RECV_COMPLETE", "SEND_POST", "FLOW_MODIFY", "QUERY",
-	"FLOW_RAIL", "GROUP", "MR_REG", "MR_DEREG", "mmap", "unknown ioctl",
+	"FLOW_RAIL", "GROUP", "MR_REG", "MR_DEREG", "KEX_CHECK", "mmap",
+	"unknown ioctl",
 };
 
 /* The errors of every ioctl (uapi/sdr_uapi.h, top comment). */
@@ -2832,7 +2837,7 @@ static void op_garbage(struct thr *t)
 		cmd = _IO(SDR_IOC_MAGIC, nr);
 		break;
 	}
-	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_MR_DEREG;
+	known = cmd == _IO(SDR_IOC_MAGIC, nr) && nr <= NR_KEX_CHECK;
 	random_fill(t->argpg, PG, rnd(t));
 	if (pct(t, 70))
 		hdr[0] = sizes[below(t, 7)];

@@ -8,7 +8,9 @@
 #include <poll.h>
 #include <stddef.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/keyctl.h>
 
 #include "harness.h"
 #include "util.h"
@@ -233,6 +235,45 @@ static int fill_mr_dereg(struct env_fixture *self, void *buf)
 	return self->fa;
 }
 
+/* A job secret "sdr:NAME" in this process's keyring: 0 or -1. */
+static int add_secret(const char *name, const char *secret)
+{
+	char desc[64];
+
+	snprintf(desc, sizeof(desc), "sdr:%s", name);
+	return syscall(SYS_add_key, "user", desc, secret, strlen(secret),
+		       KEY_SPEC_PROCESS_KEYRING) < 0 ? -1 : 0;
+}
+
+/* A flow created naming job secret @name, on @fd. */
+static int secret_create(int fd, const char *name, struct sdr_flow_create *c)
+{
+	flow_create_arg(c, SDR_POLICY_SR, MSG, NMSGS);
+	c->auth = SDR_AUTH_VMAC64;
+	snprintf(c->secret, sizeof(c->secret), "%s", name);
+	return ioctl(fd, SDR_IOC_FLOW_CREATE, c);
+}
+
+/* KEX_CHECK: a flow's own share, signed with the secret it names. */
+static int fill_kex_check(struct env_fixture *self, void *buf)
+{
+	static struct sdr_flow_create c;
+	struct sdr_kex_check *k = buf;
+
+	if (!c.flow_id) {
+		ASSERT_EQ(add_secret("t_ioctl", "t_ioctl's job secret, 32 bytes"),
+			  0);
+		ASSERT_ERRNO(secret_create(self->fa, "t_ioctl", &c), 0);
+	}
+	memset(k, 0, sizeof(*k));
+	k->size = sizeof(*k);
+	strcpy(k->secret, "t_ioctl");
+	k->peer = c.ep;
+	k->peer_paths = c.ep_paths;
+	k->peer_kex = c.ep_kex;
+	return self->fa;
+}
+
 /* QUERY on an unbound context: it must not need a bind. */
 static int fill_query(struct env_fixture *self, void *buf)
 {
@@ -276,6 +317,7 @@ static const struct cmd_desc cmds[] = {
 	    offsetof(struct sdr_mr_reg, __reserved), fill_mr_reg),
 	CMD(MR_DEREG, sdr_mr_dereg, SDR_MR_DEREG_SIZE_V1,
 	    offsetof(struct sdr_mr_dereg, __reserved), fill_mr_dereg),
+	CMD(KEX_CHECK, sdr_kex_check, SDR_KEX_CHECK_SIZE_V1, -1, fill_kex_check),
 };
 #undef CMD
 
@@ -375,7 +417,7 @@ TEST(unknown_ioctl_enotty)
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x7f), &b), ENOTTY);
-	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0e), &b), ENOTTY);
+	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC, 0x0f), &b), ENOTTY);
 	EXPECT_ERRNO(ioctl(fd, _IO(SDR_IOC_MAGIC + 1, 0x00), &b), ENOTTY);
 	/* The size must not be encoded: _IOWR of a known nr is another ioctl. */
 	EXPECT_ERRNO(ioctl(fd, _IOWR(SDR_IOC_MAGIC, 0x00, struct sdr_bind), &b), ENOTTY);
@@ -1147,6 +1189,77 @@ static int auth_create(int fd, uint32_t auth, struct sdr_flow_create *c)
 
 #define AUTH_PARAM	"/sys/module/sdr/parameters/auth"
 #define AUTH_REQUIRED	"/sys/module/sdr/parameters/auth_required"
+
+/*
+ * The job secret: two flows naming the same one connect (kex psk), a
+ * flow naming another or none is refused with EKEYREJECTED at connect,
+ * on both ends; SDR_IOC_KEX_CHECK says the same without a flow, on an
+ * unbound file too, and refuses an unsigned share, a missing name and a
+ * missing key.
+ */
+TEST_F(env, job_secret_binds_connect)
+{
+	struct sdr_flow_create a, b, c, d;
+	struct sdr_kex_check k;
+	struct sdr_flow_info fi;
+	int fd;
+
+	ASSERT_EQ(add_secret("job-a", "the first job's secret, 32 bytes"), 0);
+	ASSERT_EQ(add_secret("job-b", "the other job's secret, 32 bytes"), 0);
+	ASSERT_EQ(add_secret("short", "15 bytes only.."), 0);
+	ASSERT_ERRNO(secret_create(self->fa, "job-a", &a), 0);
+	EXPECT_EQ(a.ep_kex.flags, SDR_KEX_F_PSK);
+	ASSERT_ERRNO(secret_create(self->fb, "job-a", &b), 0);
+	ASSERT_ERRNO(secret_create(self->fb, "job-b", &c), 0);
+	ASSERT_ERRNO(auth_create(self->fb, SDR_AUTH_VMAC64, &d), 0);
+	EXPECT_ERRNO(secret_create(self->fb, "short", &d), EINVAL);
+	/* another secret, or none: refused on either end */
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &c, &c.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EKEYREJECTED);
+	EXPECT_ERRNO(connect_auth(self->fb, c.flow_id, &a, &a.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EKEYREJECTED);
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &d, &d.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EKEYREJECTED);
+	EXPECT_ERRNO(connect_auth(self->fb, d.flow_id, &a, &a.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EKEYREJECTED);
+	/* a share signed for another endpoint: the signature covers it */
+	b.ep.seq0 ^= 1;
+	EXPECT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,
+				  sizeof(struct sdr_flow_connect)), EKEYREJECTED);
+	b.ep.seq0 ^= 1;
+	ASSERT_ERRNO(raw_info(self->fa, a.flow_id, &fi), 0);
+	EXPECT_EQ(fi.state, SDR_FLOW_IDLE);
+	/* the same secret: both connect */
+	ASSERT_ERRNO(connect_auth(self->fa, a.flow_id, &b, &b.ep_auth,
+				  sizeof(struct sdr_flow_connect)), 0);
+	ASSERT_ERRNO(connect_auth(self->fb, b.flow_id, &a, &a.ep_auth,
+				  sizeof(struct sdr_flow_connect)), 0);
+
+	/* KEX_CHECK, on an unbound file */
+	fd = sdr_dev_open();
+	ASSERT_GE(fd, 0);
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	strcpy(k.secret, "job-a");
+	k.peer = b.ep;
+	k.peer_paths = b.ep_paths;
+	k.peer_kex = b.ep_kex;
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_KEX_CHECK, &k), 0);
+	strcpy(k.secret, "job-b");
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_KEX_CHECK, &k), EKEYREJECTED);
+	strcpy(k.secret, "no-such-job");
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_KEX_CHECK, &k), ENOKEY);
+	memset(k.secret, 0, sizeof(k.secret));
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_KEX_CHECK, &k), EINVAL);
+	strcpy(k.secret, "job-a");
+	k.peer_kex = d.ep_kex;	/* unsigned */
+	k.peer = d.ep;
+	k.peer_paths = d.ep_paths;
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_KEX_CHECK, &k), EKEYREJECTED);
+	k.peer_paths.n = SDR_PATHS_MAX + 1;
+	EXPECT_ERRNO(ioctl(fd, SDR_IOC_KEX_CHECK, &k), EINVAL);
+	close(fd);
+}
 
 /*
  * Authentication at create and connect: the default is the module's
