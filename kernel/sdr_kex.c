@@ -32,8 +32,7 @@
 #define SDR_PSK_MIN	16
 #define SDR_PSK_MAX	4096
 
-/* Each use of a hash is labelled (the label's bytes, no NUL). */
-#define SDR_LABEL(s)	((const u8 *)(s)), (sizeof(s) - 1)
+/* Each use of a hash is labelled: the label's bytes, no NUL. */
 #define SDR_L_PSK	"sdr psk v1"
 #define SDR_L_SHARE	"sdr share v1"
 #define SDR_L_MAC	"sdr share mac v1"
@@ -72,6 +71,16 @@ static void sdr_hmac_update(struct sdr_hmac *h, const void *data,
 			    unsigned int len)
 {
 	sha256_update(&h->inner, data, len);
+}
+
+static void sdr_hmac_label(struct sdr_hmac *h, const char *label)
+{
+	sdr_hmac_update(h, label, strlen(label));
+}
+
+static void sdr_sha_label(struct sha256_state *s, const char *label)
+{
+	sha256_update(s, (const u8 *)label, strlen(label));
 }
 
 static void sdr_hmac_final(struct sdr_hmac *h, u8 out[SHA256_DIGEST_SIZE])
@@ -118,7 +127,7 @@ int sdr_kex_psk(const char *name, size_t size, u8 out[SDR_KEY_LEN])
 	else if (up->datalen < SDR_PSK_MIN || up->datalen > SDR_PSK_MAX)
 		ret = -EINVAL;
 	if (!ret) {
-		sdr_hmac_init(&h, SDR_LABEL(SDR_L_PSK));
+		sdr_hmac_init(&h, (const u8 *)SDR_L_PSK, strlen(SDR_L_PSK));
 		sdr_hmac_update(&h, up->data, up->datalen);
 		sdr_hmac_final(&h, out);
 	}
@@ -147,7 +156,7 @@ void sdr_kex_share_hash(const struct sdr_endpoint *ep, u32 n, const u32 *qpn,
 	u32 i;
 
 	sha256_init(&s);
-	sha256_update(&s, SDR_LABEL(SDR_L_SHARE));
+	sdr_sha_label(&s, SDR_L_SHARE);
 	sha256_update(&s, (const u8 *)ep, sizeof(*ep));
 	sdr_sha_le32(&s, n);
 	for (i = 0; i < n; i++)
@@ -166,7 +175,7 @@ void sdr_kex_mac(const u8 psk[SDR_KEY_LEN], const u8 hash[SDR_KEY_LEN],
 	struct sdr_hmac h;
 
 	sdr_hmac_init(&h, psk, SDR_KEY_LEN);
-	sdr_hmac_update(&h, SDR_LABEL(SDR_L_MAC));
+	sdr_hmac_label(&h, SDR_L_MAC);
 	sdr_hmac_update(&h, hash, SDR_KEY_LEN);
 	sdr_hmac_final(&h, full);
 	memcpy(mac, full, SDR_KEX_MAC_LEN);
@@ -181,7 +190,7 @@ static void sdr_kex_expand(const u8 prk[SDR_KEY_LEN], const u8 th[SDR_KEY_LEN],
 	struct sdr_hmac h;
 
 	sdr_hmac_init(&h, prk, SDR_KEY_LEN);
-	sdr_hmac_update(&h, SDR_LABEL(SDR_L_KEY));
+	sdr_hmac_label(&h, SDR_L_KEY);
 	sdr_hmac_update(&h, th, SDR_KEY_LEN);
 	sdr_hmac_update(&h, pub, SDR_KEY_LEN);
 	sdr_hmac_update(&h, &one, 1);
@@ -211,7 +220,7 @@ int sdr_kex_derive(const u8 *secret, const u8 *pub, const u8 *peer_pub,
 	if (!curve25519(dh, secret, peer_pub))
 		return -EPROTO;
 	sha256_init(&s);
-	sha256_update(&s, SDR_LABEL(SDR_L_TH));
+	sdr_sha_label(&s, SDR_L_TH);
 	sha256_update(&s, first ? hash : peer_hash, SDR_KEY_LEN);
 	sha256_update(&s, first ? peer_hash : hash, SDR_KEY_LEN);
 	sha256_final(&s, th);

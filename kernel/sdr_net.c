@@ -542,6 +542,7 @@ int sdr_net_crypt_enable(struct sdr_dev *sdev)
 	unsigned int i;
 	int ret = 0;
 
+	/* pairs with the release below: every page is there */
 	if (smp_load_acquire(&sdev->crypt_ready))
 		return 0;
 	mutex_lock(&sdev->crypt_mutex);
@@ -554,8 +555,10 @@ int sdr_net_crypt_enable(struct sdr_dev *sdev)
 			break;
 		}
 	}
-	if (!ret)
+	if (!ret) {
+		/* the pages before the flag: sdr_tx_seal() reads it first */
 		smp_store_release(&sdev->crypt_ready, true);
+	}
 	mutex_unlock(&sdev->crypt_mutex);
 	return ret;
 }

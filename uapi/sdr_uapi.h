@@ -276,13 +276,17 @@ struct sdr_ep_kex {
 	__u8  mac[SDR_KEX_MAC_LEN];
 };
 
-/* What a connected flow's keys rest on (sysfs flows/<id>/kex). */
-#define SDR_KEX_NONE		0	/* SDR_AUTH_OFF: no keys */
-#define SDR_KEX_EPHEMERAL	1	/* X25519 alone: safe from a sniffer,
-					 * not from a host that answers the
-					 * connect in the peer's place */
-#define SDR_KEX_PSK		2	/* X25519 and the job secret: only a
-					 * holder of the secret is the peer */
+/*
+ * What a connected flow's keys rest on (sysfs flows/<id>/kex):
+ *   SDR_KEX_NONE       SDR_AUTH_OFF: no keys
+ *   SDR_KEX_EPHEMERAL  X25519 alone: safe from a sniffer, not from a host
+ *                      that answers the connect in the peer's place
+ *   SDR_KEX_PSK        X25519 and the job secret: only a holder of the
+ *                      secret is the peer
+ */
+#define SDR_KEX_NONE		0
+#define SDR_KEX_EPHEMERAL	1
+#define SDR_KEX_PSK		2
 #define SDR_KEX_NAMES		{ "none", "ephemeral", "psk" }
 
 struct sdr_endpoint {
