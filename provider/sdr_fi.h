@@ -195,8 +195,12 @@ struct sdr_fi_conn {
 	struct sdr_fi_ep *ep;
 	struct sdr_flow *flow;
 	uint32_t idx, gen;		/* its handle: dom->conn_tab[idx] */
-	/* the last traffic the provider saw, and the kernel's counters then */
+	/*
+	 * the last traffic the provider saw; the flow's packets (the
+	 * kernel's counters) when it had been quiet half the idle time
+	 */
 	int64_t last_ms;
+	int64_t pkts_ms;
 	uint64_t last_pkts;
 	/*
 	 * tx: the peer's listener; rx: the peer's address (rdma_cm's) and the

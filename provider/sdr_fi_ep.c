@@ -899,12 +899,6 @@ static uint64_t conn_pkts(const struct sdr_fi_conn *c)
 	return info.tx_packets + info.rx_packets;
 }
 
-/* Traffic on @c now: its idle time starts over. */
-static void conn_touch(struct sdr_fi_conn *c)
-{
-	c->last_ms = sdr_fi_now_ms();
-	c->last_pkts = conn_pkts(c);
-}
 
 /* Destroy @c (off every list, unregistered) and its flow. */
 static void conn_free(struct sdr_fi_conn *c)
@@ -922,22 +916,35 @@ static bool conn_busy(const struct sdr_fi_conn *c)
 	       c->cur_op || c->cur_u;
 }
 
+/* What the listener's thread sees of a connection (conn_look()). */
+enum conn_state {
+	CONN_BUSY,	/* the application's, or a part it has not taken */
+	CONN_QUIET,	/* nothing on it */
+	CONN_GONE,	/* nothing on it, and its receives failed */
+};
+
 /*
  * Is @c quiet: nothing of the application's on it, and no part arrived
  * that progress has not taken yet (a receive complete in the state area,
- * or one waiting for room)?
+ * or one waiting for room)?  Gone, too, if its receives failed (the peer
+ * closed the flow or went) though progress has not seen it yet.
  */
-static bool conn_quiet(const struct sdr_fi_conn *c)
+static enum conn_state conn_look(const struct sdr_fi_conn *c)
 {
 	uint32_t i, status;
+	bool failed = false;
 
 	if (conn_busy(c) || c->stalled)
-		return false;
-	for (i = 0; i < c->nposted; i++)
-		if (!sdr_recv_poll(c->rq[(c->rq_head + i) % SDR_FI_SLOTS],
-				   &status))
-			return false;
-	return true;
+		return CONN_BUSY;
+	for (i = 0; i < c->nposted; i++) {
+		if (sdr_recv_poll(c->rq[(c->rq_head + i) % SDR_FI_SLOTS],
+				  &status))
+			continue;
+		if (status == SDR_STATUS_OK || status == SDR_STATUS_PARTIAL)
+			return CONN_BUSY;
+		failed = true;
+	}
+	return failed ? CONN_GONE : CONN_QUIET;
 }
 
 /*
@@ -973,16 +980,20 @@ static void conn_drop(struct sdr_fi_conn *c)
 /*
  * The listener thread's look at @ep's connections: a dead one goes once
  * the application waits for nothing on it (else its progress drops it,
- * failing what is), a quiet one once idle_ms passed with no packet on its
- * flow either (a long message still arriving moves the kernel's counters,
- * though the provider sees nothing of it yet).  No completion is made
- * here: the application sleeps on the device's file, not on this thread.
+ * failing what is), a quiet one once idle_ms passed in which the provider
+ * saw nothing on it and the kernel counted no packet of its flow over the
+ * second half (a long message still arriving moves those counters before
+ * the provider sees anything of it; the first half may hold the last
+ * ACKs).  No completion is made here: the application sleeps on the
+ * device's file, not on this thread.
  */
 static void conns_reap(struct sdr_fi_ep *ep, int64_t now)
 {
 	struct sdr_fi_conn *c, *next;
 
 	for (c = ep->conns; c; c = next) {
+		int64_t idle = now - c->last_ms;
+		enum conn_state st;
 		uint64_t pkts;
 
 		next = c->next;
@@ -991,13 +1002,24 @@ static void conns_reap(struct sdr_fi_ep *ep, int64_t now)
 				conn_drop(c);
 			continue;
 		}
-		if (!ep->idle_ms || now - c->last_ms < ep->idle_ms ||
-		    !conn_quiet(c))
+		st = conn_look(c);
+		if (st == CONN_GONE) {
+			conn_drop(c);
+			continue;
+		}
+		if (!ep->idle_ms || idle < ep->idle_ms / 2 || st != CONN_QUIET)
+			continue;
+		if (c->pkts_ms <= c->last_ms) {
+			/* halfway: the counters the second half starts at */
+			c->last_pkts = conn_pkts(c);
+			c->pkts_ms = now;
+			continue;
+		}
+		if (idle < ep->idle_ms)
 			continue;
 		pkts = conn_pkts(c);
 		if (pkts != c->last_pkts) {
-			c->last_pkts = pkts;
-			c->last_ms = now;
+			c->last_ms = now;	/* traffic: it starts over */
 			continue;
 		}
 		conn_drop(c);
@@ -1060,7 +1082,7 @@ static int cm_accept(struct sdr_fi_ep *ep, struct sdr_cm *req)
 		conn_free(c);
 		return ret;
 	}
-	conn_touch(c);
+	c->last_ms = sdr_fi_now_ms();
 	c->next = ep->conns;
 	ep->conns = c;
 	ep->nr_accepted++;
@@ -1202,7 +1224,7 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 		return ret == -ETIMEDOUT || ret == -ECONNREFUSED ?
 			-FI_EHOSTUNREACH : ret;
 	}
-	conn_touch(c);
+	c->last_ms = sdr_fi_now_ms();
 	*out = c;
 	return 0;
 }
