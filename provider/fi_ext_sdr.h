@@ -19,9 +19,21 @@
  *                     it is the oldest not yet complete (a collective
  *                     step); 0: close it.  fi_getopt(): the open group's
  *                     id, 0 if none.  After fi_enable().
+ * FI_OPT_SDR_MAX_PEERS the most connections the endpoint accepts from
+ *                     peers (default 64); a request over it is refused.
+ *                     Before fi_enable() only.
+ * FI_OPT_SDR_IDLE_MS  a connection with no traffic and nothing
+ *                     outstanding this long (ms; default 60000, 0 never)
+ *                     is reclaimed, and connects anew when next used.
+ *                     Before fi_enable() only.
+ * FI_OPT_SDR_PEERS,   fi_getopt() only: the accepted connections the
+ * FI_OPT_SDR_REFUSED, endpoint holds, the requests it refused over
+ * FI_OPT_SDR_RECLAIMED FI_OPT_SDR_MAX_PEERS, the connections it
+ *                     reclaimed (idle, or failed), since fi_enable().
  *
- * The environment sets the first three for every endpoint a process opens:
- * FI_SDR_POLICY (sr, ec, adaptive, auto), FI_SDR_EC_K, FI_SDR_EC_M.
+ * The environment sets the first three, and the limits, for every
+ * endpoint a process opens: FI_SDR_POLICY (sr, ec, adaptive, auto),
+ * FI_SDR_EC_K, FI_SDR_EC_M, FI_SDR_MAX_PEERS, FI_SDR_IDLE_MS.
  */
 #ifndef FI_EXT_SDR_H
 #define FI_EXT_SDR_H
@@ -35,6 +47,11 @@ enum {
 	FI_OPT_SDR_EC_K,
 	FI_OPT_SDR_EC_M,
 	FI_OPT_SDR_GROUP,
+	FI_OPT_SDR_MAX_PEERS,
+	FI_OPT_SDR_IDLE_MS,
+	FI_OPT_SDR_PEERS,
+	FI_OPT_SDR_REFUSED,
+	FI_OPT_SDR_RECLAIMED,
 };
 
 #define FI_SDR_POLICY_SR	1

@@ -387,6 +387,7 @@ static int dom_close(struct fid *fid)
 	if (dom->refs)
 		return -FI_EBUSY;
 	sdr_close(dom->ctx);
+	free(dom->conn_tab);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return 0;

@@ -47,10 +47,10 @@
 #define SDR_FI_API		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
 /*
- * The header in front of every part's bytes.  A message of more than
- * SDR_FI_PART bytes goes as several sdr messages (parts) back to back on
- * its flow, the first carrying the header's fields, the others
- * SDR_FI_F_CONT.  Whole messages queued on a flow together go as one part
+ * The header in front of every part's bytes.  A message of more than a
+ * part (SDR_FI_PART_RDM, _DGRAM) goes as several sdr messages (parts)
+ * back to back on its flow, the first carrying the header's fields, the
+ * others SDR_FI_F_CONT.  Whole messages queued on a flow together go as one part
  * of at most SDR_FI_BATCH bytes: records (header and bytes) back to back,
  * each at a multiple of 8 bytes, every one but the last SDR_FI_F_MORE.
  */
@@ -73,9 +73,20 @@ struct sdr_fi_hdr {
 
 /* Limits, also what fi_getinfo() reports. */
 #define SDR_FI_MAX_MSG		(1ULL << 30)	/* application bytes a message */
-#define SDR_FI_PART		(1U << 20)	/* application bytes a part */
+/*
+ * Application bytes a part: an RDM flow's, and a DGRAM flow's (a datagram
+ * is one part, so its maximum message).  A flow's send and receive
+ * regions are SDR_FI_SLOTS slots of a part and its header each, both
+ * allocated whichever way the flow is used: 2 x 16 x 260 KiB = 8.1 MiB
+ * an RDM flow (with 1 MiB parts it was 32.1 MiB, what ~128 strangers'
+ * requests took to exhaust ctx_max_mb).  16 parts in flight a flow keep
+ * 4 MiB on the way to each peer.
+ */
+#define SDR_FI_PART_RDM		(256U << 10)
+#define SDR_FI_PART_DGRAM	(1U << 20)
+#define SDR_FI_PART_MAX		SDR_FI_PART_DGRAM
 #define SDR_FI_BATCH		(64U << 10)	/* a part of batched records */
-#define SDR_FI_DGRAM_MAX_MSG	SDR_FI_PART	/* FI_EP_DGRAM: one part */
+#define SDR_FI_DGRAM_MAX_MSG	SDR_FI_PART_DGRAM	/* FI_EP_DGRAM: one part */
 #define SDR_FI_UNEXP_BYTES	(256U << 20)	/* unexpected messages held */
 #define SDR_FI_SLOTS		16		/* parts in flight a flow */
 #define SDR_FI_INJECT		4096
@@ -83,6 +94,21 @@ struct sdr_fi_hdr {
 #define SDR_FI_RX_SIZE		256
 #define SDR_FI_CQ_SIZE		1024
 #define SDR_FI_CONNECT_MS	10000
+/*
+ * Accepted connections an endpoint holds (FI_SDR_MAX_PEERS,
+ * FI_OPT_SDR_MAX_PEERS).  A domain's context takes at most 128 flows
+ * (its 4096-entry completion ring, 2 x SDR_FI_SLOTS entries a flow), and
+ * 64 RDM flows map 520 MiB of the default ctx_max_mb (4096): half the
+ * flows, an eighth of the memory, so what strangers can make an endpoint
+ * accept leaves the application's own connections room.
+ */
+#define SDR_FI_MAX_PEERS	64
+/* A quiet connection is reclaimed after this (FI_SDR_IDLE_MS); 0: never */
+#define SDR_FI_IDLE_MS		60000
+/* The listener's thread looks for dead and idle connections this often */
+#define SDR_FI_REAP_MS		200
+/* A connection quiet this long is asked whether its peer went before use */
+#define SDR_FI_RECHECK_MS	100
 
 #define SDR_FI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | \
@@ -114,6 +140,16 @@ struct sdr_fi_domain {
 	char dev[64];
 	struct in_addr ip;		/* the device's IPv4 address */
 	int refs;			/* endpoints, CQs, AVs open on it */
+	/*
+	 * The connections of the domain's endpoints by handle (under lock):
+	 * a completion's user_data names its connection by index and
+	 * generation, never by pointer, so that one of a flow already
+	 * destroyed (reclaimed) finds nothing instead of freed memory.
+	 */
+	struct sdr_fi_conn **conn_tab;
+	uint32_t conn_cap;
+	uint32_t conn_gen;		/* the last generation handed out */
+	bool reap;			/* a connection died: reap at progress */
 };
 
 /* A completion, and for a receive its sender (FI_SOURCE). */
@@ -153,17 +189,19 @@ struct sdr_fi_av {
 	int refs;			/* endpoints bound */
 };
 
-/* A send slot's part, what its completion's user_data points at. */
-struct sdr_fi_part {
-	struct sdr_fi_conn *conn;
-	uint32_t slot;
-};
-
 /* A flow to or from one peer. */
 struct sdr_fi_conn {
 	struct sdr_fi_conn *next;
 	struct sdr_fi_ep *ep;
 	struct sdr_flow *flow;
+	uint32_t idx, gen;		/* its handle: dom->conn_tab[idx] */
+	/*
+	 * the last traffic the provider saw; the flow's packets (the
+	 * kernel's counters) when it had been quiet half the idle time
+	 */
+	int64_t last_ms;
+	int64_t pkts_ms;
+	uint64_t last_pkts;
 	/*
 	 * tx: the peer's listener; rx: the peer's address (rdma_cm's) and the
 	 * listener port its first message named (port_known)
@@ -177,7 +215,6 @@ struct sdr_fi_conn {
 	uint32_t free_slots;		/* bit i: send slot i unused */
 	/* tx: the send each busy slot carries a part of */
 	struct sdr_fi_op *slot_op[SDR_FI_SLOTS];
-	struct sdr_fi_part part[SDR_FI_SLOTS];
 	/* tx: sends not wholly posted yet, oldest first */
 	struct sdr_fi_op *txq, **txq_tail;
 	/* rx: the posted receives, oldest first (it takes the next part) */
@@ -229,7 +266,13 @@ struct sdr_fi_op {
  */
 struct sdr_fi_unexp {
 	struct sdr_fi_unexp *next;
+	/*
+	 * its connection while parts are coming (cur_u), else NULL: a whole
+	 * one outlives its connection (reclaimed), so it keeps the peer's
+	 * address (rdma_cm's, and the listener port its parts carried)
+	 */
 	struct sdr_fi_conn *conn;
+	struct sockaddr_in peer;
 	struct sdr_fi_hdr h;
 	uint8_t *heap;			/* h.len bytes */
 	uint64_t got;			/* bytes arrived */
@@ -258,6 +301,16 @@ struct sdr_fi_ep {
 	pthread_t cm_thread;
 	bool cm_running, cm_stop;
 	struct sdr_fi_conn *conns;
+	/*
+	 * Strangers' cost: accepted connections at most max_peers (more are
+	 * refused), a quiet one reclaimed after idle_ms (0: never)
+	 */
+	uint32_t max_peers, idle_ms;
+	uint32_t nr_accepted;		/* accepted connections held */
+	uint32_t refused;		/* requests refused over max_peers */
+	uint32_t reclaimed;		/* connections reclaimed, idle or dead */
+	int64_t reap_at;		/* the listener thread's next look */
+	uint32_t part;			/* SDR_FI_PART_RDM or _DGRAM */
 	struct sdr_fi_op *posted_msg, *posted_tag;	/* FIFO each */
 	struct sdr_fi_unexp *unexp;			/* FIFO */
 	struct sdr_fi_unexp *claimed;			/* FI_PEEK | FI_CLAIM */

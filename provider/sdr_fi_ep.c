@@ -11,7 +11,7 @@
  * lock so that both ends may connect to each other at once; the endpoint
  * sends to the peer over that flow only.
  *
- * Messages.  A message goes in parts of at most SDR_FI_PART bytes, each
+ * Messages.  A message goes in parts of at most ep->part bytes, each
  * one sdr message: a send joins its flow's queue, and while the flow has a
  * free send slot the queue's oldest send copies its next part, behind a
  * header (kind, tag, CQ data, the message's length, the sender's listener
@@ -89,6 +89,15 @@ static fi_addr_t source_of(const struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
 	return c->src;
 }
 
+/* FI_SOURCE: the sender of unexpected message @u (its flow may be gone). */
+static fi_addr_t source_of_unexp(const struct sdr_fi_ep *ep,
+				 const struct sdr_fi_unexp *u)
+{
+	if (!ep->source || !ep->av)
+		return FI_ADDR_NOTAVAIL;
+	return sdr_fi_av_find(ep->av, &u->peer);
+}
+
 static void report_err(struct sdr_fi_cq *cq, void *context, uint64_t flags,
 		       int err, int prov_errno, size_t len, size_t olen,
 		       uint64_t tag)
@@ -113,6 +122,82 @@ static void count(struct sdr_fi_cntr *c, bool failed)
 		c->value++;
 }
 
+/* ---- connection handles ---- */
+
+/*
+ * A completion's user_data: the connection's generation (high 32 bits),
+ * its index in the domain's table and, for a send, the slot (low bits).
+ * A connection reclaimed leaves its index empty, and the generation of
+ * the next one there differs, so a late completion of its flow (the
+ * FLUSHED ones its destruction makes) finds nothing.
+ */
+#define HANDLE_SLOT_BITS	4
+_Static_assert(SDR_FI_SLOTS <= 1U << HANDLE_SLOT_BITS, "slot bits");
+
+static uint64_t conn_handle(const struct sdr_fi_conn *c, uint32_t slot)
+{
+	return (uint64_t)c->gen << 32 |
+	       (uint64_t)c->idx << HANDLE_SLOT_BITS | slot;
+}
+
+/* The connection completion @h names, and its slot, or NULL if gone. */
+static struct sdr_fi_conn *conn_lookup(struct sdr_fi_domain *dom, uint64_t h,
+				       uint32_t *slot)
+{
+	uint32_t idx = (uint32_t)h >> HANDLE_SLOT_BITS;
+	struct sdr_fi_conn *c;
+
+	c = idx < dom->conn_cap ? dom->conn_tab[idx] : NULL;
+	if (!c || c->gen != (uint32_t)(h >> 32))
+		return NULL;
+	*slot = (uint32_t)h & ((1U << HANDLE_SLOT_BITS) - 1);
+	return c;
+}
+
+/* Give @c a handle: an empty index of the table (grown if need be). */
+static int conn_register(struct sdr_fi_domain *dom, struct sdr_fi_conn *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < dom->conn_cap; i++)
+		if (!dom->conn_tab[i])
+			break;
+	if (i == dom->conn_cap) {
+		uint32_t cap = dom->conn_cap ? 2 * dom->conn_cap : 16;
+		struct sdr_fi_conn **t;
+
+		if (cap > 1U << (32 - HANDLE_SLOT_BITS))
+			return -FI_ENOMEM;
+		t = realloc(dom->conn_tab, cap * sizeof(*t));
+		if (!t)
+			return -FI_ENOMEM;
+		memset(t + dom->conn_cap, 0,
+		       (cap - dom->conn_cap) * sizeof(*t));
+		dom->conn_tab = t;
+		dom->conn_cap = cap;
+	}
+	if (!++dom->conn_gen)
+		dom->conn_gen = 1;	/* 0 is no connection's */
+	c->idx = i;
+	c->gen = dom->conn_gen;
+	dom->conn_tab[i] = c;
+	return 0;
+}
+
+static void conn_unregister(struct sdr_fi_domain *dom, struct sdr_fi_conn *c)
+{
+	if (c->gen && dom->conn_tab[c->idx] == c)
+		dom->conn_tab[c->idx] = NULL;
+	c->gen = 0;
+}
+
+/* @c failed: nothing more goes over it, and progress reclaims it. */
+static void conn_dead(struct sdr_fi_conn *c)
+{
+	c->dead = true;
+	c->ep->dom->reap = true;
+}
+
 /* ---- receiving ---- */
 
 static bool tag_match(uint64_t a, uint64_t b, uint64_t ignore)
@@ -120,16 +205,16 @@ static bool tag_match(uint64_t a, uint64_t b, uint64_t ignore)
 	return !((a ^ b) & ~ignore);
 }
 
-/* Does receive @op take message @h that came over @c? */
-static bool op_takes(const struct sdr_fi_op *op, const struct sdr_fi_conn *c,
-		     const struct sdr_fi_hdr *h)
+/* Does receive @op take message @h that came from @peer? */
+static bool op_takes(const struct sdr_fi_op *op,
+		     const struct sockaddr_in *peer, const struct sdr_fi_hdr *h)
 {
 	if ((h->op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
 	    !tag_match(op->tag, h->tag, op->ignore))
 		return false;
 	return !op->directed ||
-	       (op->from.sin_addr.s_addr == c->peer.sin_addr.s_addr &&
-		op->from.sin_port == c->peer.sin_port);
+	       (op->from.sin_addr.s_addr == peer->sin_addr.s_addr &&
+		op->from.sin_port == peer->sin_port);
 }
 
 /* A posted receive the message takes, unlinked, or NULL. */
@@ -142,7 +227,7 @@ static struct sdr_fi_op *match_posted(struct sdr_fi_ep *ep,
 	struct sdr_fi_op *op;
 
 	for (; (op = *pp); pp = &op->next) {
-		if (!op_takes(op, c, h))
+		if (!op_takes(op, &c->peer, h))
 			continue;
 		*pp = op->next;
 		return op;
@@ -158,16 +243,19 @@ static int conn_post(struct sdr_fi_conn *c)
 
 	if (c->nposted == SDR_FI_SLOTS)
 		return 0;
-	ret = sdr_flow_recv_post(c->flow, (uintptr_t)c, &h);
+	ret = sdr_flow_recv_post(c->flow, conn_handle(c, 0), &h);
 	if (ret)
 		return ret;
 	c->rq[(c->rq_head + c->nposted++) % SDR_FI_SLOTS] = h;
 	return 0;
 }
 
-/* Receive @op holds message @h whole (its bytes copied): report, free. */
+/*
+ * Receive @op holds message @h whole (its bytes copied), from @src
+ * (FI_SOURCE): report, free.
+ */
 static void recv_done(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
-		      const struct sdr_fi_hdr *h, struct sdr_fi_conn *c)
+		      const struct sdr_fi_hdr *h, fi_addr_t src)
 {
 	uint64_t flags = FI_RECV | ((h->op & SDR_FI_OP_MASK) ==
 				    SDR_FI_OP_TAGGED ? FI_TAGGED : FI_MSG);
@@ -180,18 +268,17 @@ static void recv_done(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
 			   op->len, h->len - op->len, h->tag);
 	else if (op->report)
 		report(ep->rx_cq, op->context, flags, h->len, op->buf,
-		       h->op & SDR_FI_F_DATA ? h->data : 0, h->tag,
-		       source_of(ep, c));
+		       h->op & SDR_FI_F_DATA ? h->data : 0, h->tag, src);
 	free(op);
 }
 
 /* Copy message @h's bytes @data (all of them) into @op and report. */
 static void deliver(struct sdr_fi_ep *ep, struct sdr_fi_op *op,
 		    const struct sdr_fi_hdr *h, const void *data,
-		    struct sdr_fi_conn *c)
+		    fi_addr_t src)
 {
 	memcpy(op->buf, data, h->len < op->len ? h->len : op->len);
-	recv_done(ep, op, h, c);
+	recv_done(ep, op, h, src);
 }
 
 /* Receive @op fails with @err (the message it took will not come whole). */
@@ -215,7 +302,7 @@ static void conn_refill(struct sdr_fi_conn *c)
 		if (ret == -EAGAIN)
 			break;
 		if (ret)
-			c->dead = true;
+			conn_dead(c);
 	}
 }
 
@@ -264,7 +351,7 @@ static void unexp_take(struct sdr_fi_ep *ep, struct sdr_fi_unexp *u,
 		return;
 	}
 	if (op)
-		deliver(ep, op, &u->h, u->heap, u->conn);
+		deliver(ep, op, &u->h, u->heap, source_of_unexp(ep, u));
 	unexp_free(ep, u);
 }
 
@@ -277,7 +364,7 @@ static void rx_fail(struct sdr_fi_conn *c)
 	struct sdr_fi_ep *ep = c->ep;
 	struct sdr_fi_unexp *u = c->cur_u;
 
-	c->dead = true;
+	conn_dead(c);
 	if (c->cur_op)
 		recv_fail(ep, c->cur_op, FI_EIO);
 	c->cur_op = NULL;
@@ -311,9 +398,10 @@ static uint32_t rec_next(uint32_t off, uint64_t n)
 static int64_t rec_ok(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
 		      uint32_t n, uint32_t off)
 {
+	uint32_t part = c->ep->part;
 	uint64_t left, room;
 
-	if (n < SDR_FI_HDR || n > SDR_FI_HDR + SDR_FI_PART ||
+	if (n < SDR_FI_HDR || n > SDR_FI_HDR + part ||
 	    off > n - SDR_FI_HDR || h->magic != SDR_FI_MAGIC ||
 	    ((h->op & SDR_FI_OP_MASK) != SDR_FI_OP_MSG &&
 	     (h->op & SDR_FI_OP_MASK) != SDR_FI_OP_TAGGED) ||
@@ -326,7 +414,7 @@ static int64_t rec_ok(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
 		if (off || (h->op & SDR_FI_F_MORE) || (!c->cur_op && !c->cur_u))
 			return -1;
 		left = c->cur.len - c->cur_got;
-		return room == (left < SDR_FI_PART ? left : SDR_FI_PART) ?
+		return room == (left < part ? left : part) ?
 			(int64_t)room : -1;
 	}
 	if (c->cur_op || c->cur_u || h->len > c->ep->max_msg)
@@ -338,7 +426,7 @@ static int64_t rec_ok(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
 			(int64_t)h->len : -1;
 	if (off)
 		return h->len == room ? (int64_t)room : -1;
-	return room == (h->len < SDR_FI_PART ? h->len : SDR_FI_PART) ?
+	return room == (h->len < part ? h->len : part) ?
 		(int64_t)room : -1;
 }
 
@@ -364,10 +452,13 @@ static void rx_cont(struct sdr_fi_conn *c, const void *data, uint32_t n)
 	/* the last part: the message is whole */
 	c->cur_op = NULL;
 	c->cur_u = NULL;
-	if (op)
-		recv_done(ep, op, &c->cur, c);
-	else if (u->taken)
-		unexp_take(ep, u, u->taker);
+	if (op) {
+		recv_done(ep, op, &c->cur, source_of(ep, c));
+	} else {
+		u->conn = NULL;		/* whole: its flow may go */
+		if (u->taken)
+			unexp_take(ep, u, u->taker);
+	}
 }
 
 /*
@@ -388,7 +479,7 @@ static bool rx_first(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
 
 	op = match_posted(ep, c, h);
 	if (op && h->len == n) {
-		deliver(ep, op, h, data, c);
+		deliver(ep, op, h, data, source_of(ep, c));
 		return true;
 	}
 	if (op) {
@@ -409,12 +500,13 @@ static bool rx_first(struct sdr_fi_conn *c, const struct sdr_fi_hdr *h,
 		return false;
 	}
 	ep->unexp_bytes += unexp_cost(h);
-	u->conn = c;
+	u->peer = c->peer;
 	u->h = *h;
 	memcpy(u->heap, data, n);
 	u->got = n;
 	if (n < h->len) {
 		/* its further parts follow */
+		u->conn = c;
 		c->cur = *h;
 		c->cur_got = n;
 		c->cur_u = u;
@@ -631,8 +723,8 @@ static void tx_pump(struct sdr_fi_conn *c)
 		if (!c->dead && !c->free_slots)
 			break;
 		if (!c->dead) {
-			if (n > SDR_FI_PART)
-				n = SDR_FI_PART;
+			if (n > c->ep->part)
+				n = c->ep->part;
 			slot = (uint32_t)__builtin_ctz(c->free_slots);
 			base = sdr_send_slot(c->flow, slot);
 			rec_put(c, (struct sdr_fi_hdr *)base, op, n);
@@ -658,12 +750,12 @@ static void tx_pump(struct sdr_fi_conn *c)
 			ret = sdr_flow_send_post(c->flow,
 						 (uint64_t)slot * c->stride,
 						 bytes, 0,
-						 (uintptr_t)&c->part[slot],
+						 conn_handle(c, slot),
 						 &seq);
 			if (ret == -EAGAIN)
 				break;	/* a completion comes and pumps */
 			if (ret) {
-				c->dead = true;
+				conn_dead(c);
 				op->prov_errno = -ret;
 			}
 		}
@@ -701,20 +793,19 @@ static void tx_pump(struct sdr_fi_conn *c)
 		c->txq_tail = &c->txq;
 }
 
-/* Part @p is complete (or failed): its sends with it. */
-static void send_done(struct sdr_fi_part *p, uint32_t status)
+/* The part in @c's send slot @slot is complete (or failed): its sends. */
+static void send_done(struct sdr_fi_conn *c, uint32_t slot, uint32_t status)
 {
-	struct sdr_fi_conn *c = p->conn;
-	struct sdr_fi_op *op = c->slot_op[p->slot], *next;
+	struct sdr_fi_op *op = c->slot_op[slot], *next;
 
-	c->slot_op[p->slot] = NULL;
-	c->free_slots |= 1U << p->slot;
+	c->slot_op[slot] = NULL;
+	c->free_slots |= 1U << slot;
 	for (; op; op = next) {
 		next = op->bnext;
 		op->bnext = NULL;
 		op->parts--;
 		if (status != SDR_STATUS_OK) {
-			c->dead = true;
+			conn_dead(c);
 			if (!op->err) {
 				op->err = FI_EIO;
 				op->prov_errno = (int)status;
@@ -726,23 +817,51 @@ static void send_done(struct sdr_fi_part *p, uint32_t status)
 	tx_pump(c);
 }
 
+static void conn_drop(struct sdr_fi_conn *c);
+
+/* The dead connections of @dom's endpoints go, failing what was on them. */
+static void conns_reap_dead(struct sdr_fi_domain *dom)
+{
+	uint32_t i;
+
+	dom->reap = false;
+	for (i = 0; i < dom->conn_cap; i++) {
+		struct sdr_fi_conn *c = dom->conn_tab[i];
+
+		if (c && c->dead && !c->connecting)
+			conn_drop(c);
+	}
+}
+
 void sdr_fi_progress(struct sdr_fi_domain *dom)
 {
 	struct sdr_completion comp[32];
+	int64_t now = 0;
 	int n, i;
 
 	while ((n = sdr_poll_cq(dom->ctx, comp, 32)) > 0) {
+		now = sdr_fi_now_ms();
 		for (i = 0; i < n; i++) {
+			struct sdr_fi_conn *c;
+			uint32_t slot;
+
+			/* a flow destroyed: what was on it already failed */
+			if (!comp[i].flow)
+				continue;
+			c = conn_lookup(dom, comp[i].user_data, &slot);
+			if (!c || c->flow != comp[i].flow)
+				continue;
+			c->last_ms = now;
 			if (comp[i].type == SDR_CQE_SEND)
-				send_done((struct sdr_fi_part *)(uintptr_t)
-					  comp[i].user_data, comp[i].status);
+				send_done(c, slot, comp[i].status);
 			else if (comp[i].type == SDR_CQE_RECV)
-				conn_rx_advance((struct sdr_fi_conn *)(uintptr_t)
-						comp[i].user_data);
+				conn_rx_advance(c);
 		}
 		if (n < 32)
 			break;
 	}
+	if (dom->reap)
+		conns_reap_dead(dom);
 }
 
 /* ---- connections ---- */
@@ -751,13 +870,12 @@ static int flow_new(struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
 {
 	struct sdr_flow_attr attr = {
 		.policy = ep->policy,
-		.max_msg_size = SDR_FI_HDR + SDR_FI_PART,
+		.max_msg_size = SDR_FI_HDR + ep->part,
 		.max_msgs = SDR_FI_SLOTS,
 		.ec_k = ep->ec_k,
 		.ec_m = ep->ec_m,
 	};
 	struct sdr_flow_props props;
-	uint32_t i;
 
 	c->flow = sdr_flow_create(ep->dom->ctx, &attr);
 	if (!c->flow)
@@ -767,13 +885,22 @@ static int flow_new(struct sdr_fi_ep *ep, struct sdr_fi_conn *c)
 	c->free_slots = (1U << SDR_FI_SLOTS) - 1;
 	c->ep = ep;
 	c->txq_tail = &c->txq;
-	for (i = 0; i < SDR_FI_SLOTS; i++) {
-		c->part[i].conn = c;
-		c->part[i].slot = i;
-	}
 	return 0;
 }
 
+/* Packets the flow of @c moved, both ways, as the kernel counts them. */
+static uint64_t conn_pkts(const struct sdr_fi_conn *c)
+{
+	struct sdr_flow_info info;
+
+	memset(&info, 0, sizeof(info));
+	if (sdr_flow_info(c->flow, &info))
+		return 0;
+	return info.tx_packets + info.rx_packets;
+}
+
+
+/* Destroy @c (off every list, unregistered) and its flow. */
 static void conn_free(struct sdr_fi_conn *c)
 {
 	if (c->flow)
@@ -781,25 +908,213 @@ static void conn_free(struct sdr_fi_conn *c)
 	free(c);
 }
 
-/* The listener's thread: accept each peer's request with a flow. */
+/* Does the application wait for anything on @c (a send, a receive)? */
+static bool conn_busy(const struct sdr_fi_conn *c)
+{
+	return c->connecting || c->txq ||
+	       c->free_slots != (1U << SDR_FI_SLOTS) - 1 ||
+	       c->cur_op || c->cur_u;
+}
+
+/* What the listener's thread sees of a connection (conn_look()). */
+enum conn_state {
+	CONN_BUSY,	/* the application's, or a part it has not taken */
+	CONN_QUIET,	/* nothing on it */
+	CONN_GONE,	/* nothing on it, and its receives failed */
+};
+
+/*
+ * Is @c quiet: nothing of the application's on it, and no part arrived
+ * that progress has not taken yet (a receive complete in the state area,
+ * or one waiting for room)?  Gone, too, if its receives failed (the peer
+ * closed the flow or went) though progress has not seen it yet.
+ */
+static enum conn_state conn_look(const struct sdr_fi_conn *c)
+{
+	uint32_t i, status;
+	bool failed = false;
+
+	if (conn_busy(c) || c->stalled)
+		return CONN_BUSY;
+	for (i = 0; i < c->nposted; i++) {
+		if (sdr_recv_poll(c->rq[(c->rq_head + i) % SDR_FI_SLOTS],
+				  &status))
+			continue;
+		if (status == SDR_STATUS_OK || status == SDR_STATUS_PARTIAL)
+			return CONN_BUSY;
+		failed = true;
+	}
+	return failed ? CONN_GONE : CONN_QUIET;
+}
+
+/*
+ * Reclaim @c: what the application posted on it fails (FI_EIO error
+ * completions: a part in flight, the sends queued behind it, the receive
+ * its parts were filling), then the flow is destroyed (the peer is told)
+ * and its regions go back to the kernel.  A message it brought whole
+ * stays on the unexpected list, its own now.
+ */
+static void conn_drop(struct sdr_fi_conn *c)
+{
+	struct sdr_fi_ep *ep = c->ep;
+	struct sdr_fi_conn **pp;
+	uint32_t slot;
+
+	rx_fail(c);
+	for (slot = 0; slot < SDR_FI_SLOTS; slot++)
+		if (c->slot_op[slot])
+			send_done(c, slot, SDR_STATUS_FLUSHED);
+	tx_pump(c);		/* dead: the queued sends fail */
+	for (pp = &ep->conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	if (!c->tx)
+		ep->nr_accepted--;
+	ep->reclaimed++;
+	conn_unregister(ep->dom, c);
+	conn_free(c);
+}
+
+/*
+ * The listener thread's look at @ep's connections: a dead one goes once
+ * the application waits for nothing on it (else its progress drops it,
+ * failing what is), a quiet one once idle_ms passed in which the provider
+ * saw nothing on it and the kernel counted no packet of its flow over the
+ * second half (a long message still arriving moves those counters before
+ * the provider sees anything of it; the first half may hold the last
+ * ACKs).  No completion is made here: the application sleeps on the
+ * device's file, not on this thread.
+ */
+static void conns_reap(struct sdr_fi_ep *ep, int64_t now)
+{
+	struct sdr_fi_conn *c, *next;
+
+	for (c = ep->conns; c; c = next) {
+		int64_t idle = now - c->last_ms;
+		enum conn_state st;
+		uint64_t pkts;
+
+		next = c->next;
+		if (c->dead) {
+			if (!conn_busy(c))
+				conn_drop(c);
+			continue;
+		}
+		st = conn_look(c);
+		if (st == CONN_GONE) {
+			conn_drop(c);
+			continue;
+		}
+		if (!ep->idle_ms || idle < ep->idle_ms / 2 || st != CONN_QUIET)
+			continue;
+		if (c->pkts_ms <= c->last_ms) {
+			/* halfway: the counters the second half starts at */
+			c->last_pkts = conn_pkts(c);
+			c->pkts_ms = now;
+			continue;
+		}
+		if (idle < ep->idle_ms)
+			continue;
+		pkts = conn_pkts(c);
+		if (pkts != c->last_pkts) {
+			c->last_ms = now;	/* traffic: it starts over */
+			continue;
+		}
+		conn_drop(c);
+	}
+}
+
+/*
+ * Does the listener take connection request @req?  Called under the
+ * domain's lock for every request, before anything is allocated for it;
+ * the checks of who may connect belong here.  Today: the request came in
+ * on the endpoint's device, and the endpoint holds fewer than max_peers
+ * accepted connections (dead ones reclaimed first).  Returns 0, or a
+ * negative errno: the request is refused (rejected on the wire).
+ */
+static int sdr_fi_req_admit(struct sdr_fi_ep *ep, struct sdr_cm *req)
+{
+	const char *dev = sdr_cm_device(req);
+
+	if (!dev || strcmp(dev, ep->dom->dev))
+		return -EXDEV;
+	if (ep->nr_accepted >= ep->max_peers) {
+		ep->refused++;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Accept @req (admitted) with a new flow, receives posted: 0 or -errno. */
+static int cm_accept(struct sdr_fi_ep *ep, struct sdr_cm *req)
+{
+	struct sdr_fi_conn *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	/* an address to know it by; its listener's port its first part says */
+	ret = sdr_cm_peer(req, &c->peer);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	c->peer.sin_port = 0;
+	ret = conn_register(ep->dom, c);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	ret = flow_new(ep, c);
+	if (ret) {
+		conn_unregister(ep->dom, c);
+		free(c);
+		return ret;
+	}
+	/* failing, sdr_cm_accept() rejects the peer itself */
+	ret = sdr_cm_accept(req, c->flow);
+	while (!ret && c->nposted < SDR_FI_SLOTS)
+		ret = conn_post(c);
+	if (ret) {
+		conn_unregister(ep->dom, c);
+		conn_free(c);
+		return ret;
+	}
+	c->last_ms = sdr_fi_now_ms();
+	c->next = ep->conns;
+	ep->conns = c;
+	ep->nr_accepted++;
+	return 0;
+}
+
+/*
+ * The listener's thread: admit each peer's request (sdr_fi_req_admit())
+ * and accept it with a flow, and reap dead and idle connections.
+ */
 static void *cm_thread(void *arg)
 {
 	struct sdr_fi_ep *ep = arg;
 	struct sdr_fi_domain *dom = ep->dom;
 
 	for (;;) {
-		struct sdr_fi_conn *c;
 		struct sdr_cm *req;
-		const char *dev;
+		int64_t now;
 		bool stop;
 		int ret;
 
 		pthread_mutex_lock(&dom->lock);
 		stop = ep->cm_stop;
+		now = sdr_fi_now_ms();
+		if (!stop && now >= ep->reap_at) {
+			conns_reap(ep, now);
+			ep->reap_at = now + SDR_FI_REAP_MS;
+		}
 		pthread_mutex_unlock(&dom->lock);
 		if (stop)
 			break;
-		ret = sdr_cm_get_request(ep->listener, 200, &req);
+		ret = sdr_cm_get_request(ep->listener, SDR_FI_REAP_MS, &req);
 		if (ret == -ETIMEDOUT || ret == -EPROTO || ret == -EINTR)
 			continue;
 		if (ret) {
@@ -807,38 +1122,37 @@ static void *cm_thread(void *arg)
 				dom->dev, strerror(-ret));
 			break;
 		}
-		dev = sdr_cm_device(req);
-		c = calloc(1, sizeof(*c));
-		if (!dev || strcmp(dev, dom->dev) || !c ||
-		    sdr_cm_peer(req, &c->peer)) {
-			/* not on this device, or no address to know it by */
-			sdr_cm_reject(req);
-			sdr_cm_destroy(req);
-			free(c);
-			continue;
-		}
-		c->peer.sin_port = 0;	/* its listener's: its first part says */
 		pthread_mutex_lock(&dom->lock);
-		ret = flow_new(ep, c);
-		if (ret) {
-			/* no flow to answer with: refuse the peer */
+		/* dead connections make room first */
+		conns_reap(ep, sdr_fi_now_ms());
+		ret = sdr_fi_req_admit(ep, req);
+		if (ret)
 			sdr_cm_reject(req);
-		} else {
-			/* failing, sdr_cm_accept() rejects the peer itself */
-			ret = sdr_cm_accept(req, c->flow);
-			while (!ret && c->nposted < SDR_FI_SLOTS)
-				ret = conn_post(c);
-		}
-		if (ret) {
-			conn_free(c);
-		} else {
-			c->next = ep->conns;
-			ep->conns = c;
-		}
+		else
+			cm_accept(ep, req);
 		pthread_mutex_unlock(&dom->lock);
 		sdr_cm_destroy(req);
 	}
 	return NULL;
+}
+
+/*
+ * Is @c's peer still there?  A connection quiet for a while may have been
+ * reclaimed at the other end, whose flow's destruction closed ours: then
+ * it goes here, so that the send about to use it connects anew.
+ */
+static bool tx_conn_alive(struct sdr_fi_conn *c)
+{
+	struct sdr_flow_info info;
+
+	if (conn_busy(c) || sdr_fi_now_ms() - c->last_ms < SDR_FI_RECHECK_MS)
+		return true;
+	memset(&info, 0, sizeof(info));
+	if (!sdr_flow_info(c->flow, &info) &&
+	    info.state == SDR_FLOW_CONNECTED)
+		return true;
+	conn_drop(c);
+	return false;
 }
 
 /*
@@ -860,17 +1174,23 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 		    c->peer.sin_addr.s_addr == to->sin_addr.s_addr &&
 		    c->peer.sin_port == to->sin_port)
 			break;
-	if (c) {
-		if (c->connecting)
-			return -FI_EAGAIN;
+	if (c && c->connecting)
+		return -FI_EAGAIN;
+	if (c && tx_conn_alive(c)) {
 		*out = c;
 		return 0;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -FI_ENOMEM;
+	ret = conn_register(dom, c);
+	if (ret) {
+		free(c);
+		return ret;
+	}
 	ret = flow_new(ep, c);
 	if (ret) {
+		conn_unregister(dom, c);
 		free(c);
 		return ret;
 	}
@@ -899,10 +1219,12 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 				*pp = c->next;
 				break;
 			}
+		conn_unregister(dom, c);
 		conn_free(c);
 		return ret == -ETIMEDOUT || ret == -ECONNREFUSED ?
 			-FI_EHOSTUNREACH : ret;
 	}
+	c->last_ms = sdr_fi_now_ms();
 	*out = c;
 	return 0;
 }
@@ -1147,7 +1469,7 @@ static ssize_t do_recv(struct sdr_fi_ep *ep, void *buf, size_t len,
 	for (up = &ep->unexp; (u = *up); up = &u->next) {
 		bool t = (u->h.op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED;
 
-		if (t != tagged || !op_takes(op, u->conn, &u->h))
+		if (t != tagged || !op_takes(op, &u->peer, &u->h))
 			continue;
 		*up = u->next;
 		unexp_take(ep, u, op);
@@ -1259,7 +1581,7 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 	if (flags & FI_PEEK) {
 		for (up = &ep->unexp; (u = *up); up = &u->next)
 			if ((u->h.op & SDR_FI_OP_MASK) == SDR_FI_OP_TAGGED &&
-			    op_takes(&probe, u->conn, &u->h))
+			    op_takes(&probe, &u->peer, &u->h))
 				break;
 		if (!u) {
 			report_err(ep->rx_cq, msg->context, cflags, FI_ENOMSG,
@@ -1270,7 +1592,7 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 			cflags |= FI_REMOTE_CQ_DATA;
 		report(ep->rx_cq, msg->context, cflags, u->h.len, NULL,
 		       u->h.op & SDR_FI_F_DATA ? u->h.data : 0, u->h.tag,
-		       source_of(ep, u->conn));
+		       source_of_unexp(ep, u));
 		if (flags & (FI_CLAIM | FI_DISCARD)) {
 			*up = u->next;
 			if (flags & FI_DISCARD) {
@@ -1294,7 +1616,7 @@ static ssize_t peek_claim(struct sdr_fi_ep *ep, const struct fi_msg_tagged *msg,
 	*up = u->next;
 	if (flags & FI_DISCARD) {
 		report(ep->rx_cq, msg->context, cflags, 0, NULL, 0, u->h.tag,
-		       source_of(ep, u->conn));
+		       source_of_unexp(ep, u));
 		unexp_take(ep, u, NULL);
 	} else {
 		struct sdr_fi_op *op = calloc(1, sizeof(*op));
@@ -1491,6 +1813,21 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 	case FI_OPT_SDR_GROUP:
 		v = ep->grp ? ep->grp->id : 0;
 		break;
+	case FI_OPT_SDR_MAX_PEERS:
+		v = ep->max_peers;
+		break;
+	case FI_OPT_SDR_IDLE_MS:
+		v = ep->idle_ms;
+		break;
+	case FI_OPT_SDR_PEERS:
+		v = ep->nr_accepted;
+		break;
+	case FI_OPT_SDR_REFUSED:
+		v = ep->refused;
+		break;
+	case FI_OPT_SDR_RECLAIMED:
+		v = ep->reclaimed;
+		break;
 	default:
 		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_ENOPROTOOPT;
@@ -1526,8 +1863,12 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_SDR_PEERS || optname == FI_OPT_SDR_REFUSED ||
+	    optname == FI_OPT_SDR_RECLAIMED)
+		return -FI_EINVAL;	/* counters, read only */
 	if (optname != FI_OPT_SDR_POLICY && optname != FI_OPT_SDR_EC_K &&
-	    optname != FI_OPT_SDR_EC_M && optname != FI_OPT_SDR_GROUP)
+	    optname != FI_OPT_SDR_EC_M && optname != FI_OPT_SDR_GROUP &&
+	    optname != FI_OPT_SDR_MAX_PEERS && optname != FI_OPT_SDR_IDLE_MS)
 		return -FI_ENOPROTOOPT;
 	if (!optval || optlen != sizeof(v))
 		return -FI_EINVAL;
@@ -1555,6 +1896,15 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 			ep->ec_k = (uint8_t)v;
 		else
 			ep->ec_m = (uint8_t)v;
+		break;
+	case FI_OPT_SDR_MAX_PEERS:
+	case FI_OPT_SDR_IDLE_MS:
+		if (ep->enabled)
+			ret = -FI_EOPBADSTATE;
+		else if (optname == FI_OPT_SDR_MAX_PEERS)
+			ep->max_peers = v;
+		else
+			ep->idle_ms = v;
 		break;
 	default:	/* FI_OPT_SDR_GROUP */
 		if (!ep->enabled)
@@ -1848,6 +2198,7 @@ static int ep_close(struct fid *fid)
 	}
 	while ((c = ep->conns)) {
 		ep->conns = c->next;
+		conn_unregister(dom, c);
 		conn_free(c);
 	}
 	/* the groups: closed in sdr, open or waiting for members */
@@ -1920,6 +2271,29 @@ static int env_ec(const char *name, uint8_t *v, bool m)
 	return 0;
 }
 
+/*
+ * FI_SDR_MAX_PEERS or FI_SDR_IDLE_MS (@name) into @v, if set: -1 if it is
+ * not a number up to @max.
+ */
+static int env_u32(const char *name, uint32_t max, uint32_t *v)
+{
+	const char *s = getenv(name);
+	unsigned long n;
+	char *end;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || *s == '-' || n > max) {
+		fprintf(stderr, "libsdr-fi: %s=%s: not a number 0..%u\n",
+			name, s, max);
+		return -1;
+	}
+	*v = (uint32_t)n;
+	return 0;
+}
+
 int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		    struct fid_ep **out, void *context)
 {
@@ -1947,8 +2321,12 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_flags = info->tx_attr->op_flags & FI_COMPLETION;
 	if (info->rx_attr)
 		ep->rx_flags = info->rx_attr->op_flags & FI_COMPLETION;
+	ep->max_peers = SDR_FI_MAX_PEERS;
+	ep->idle_ms = SDR_FI_IDLE_MS;
 	if (env_ec("FI_SDR_EC_K", &ep->ec_k, false) ||
-	    env_ec("FI_SDR_EC_M", &ep->ec_m, true)) {
+	    env_ec("FI_SDR_EC_M", &ep->ec_m, true) ||
+	    env_u32("FI_SDR_MAX_PEERS", UINT32_MAX, &ep->max_peers) ||
+	    env_u32("FI_SDR_IDLE_MS", INT32_MAX, &ep->idle_ms)) {
 		free(ep);
 		return -FI_EINVAL;
 	}
@@ -1956,9 +2334,11 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		/* unreliable: policy NONE, a message one part */
 		ep->policy = SDR_POLICY_NONE;
 		ep->max_msg = SDR_FI_DGRAM_MAX_MSG;
+		ep->part = SDR_FI_PART_DGRAM;
 	} else {
 		ep->policy = SDR_POLICY_SR;
 		ep->max_msg = SDR_FI_MAX_MSG;
+		ep->part = SDR_FI_PART_RDM;
 		if (pol && *pol && (sdr_policy_parse(pol, &ep->policy) ||
 				    ep->policy == SDR_POLICY_NONE)) {
 			/* FI_EP_RDM is reliable: NONE is no policy for it */
