@@ -1029,17 +1029,25 @@ static void conns_reap(struct sdr_fi_ep *ep, int64_t now)
 /*
  * Does the listener take connection request @req?  Called under the
  * domain's lock for every request, before anything is allocated for it;
- * the checks of who may connect belong here.  Today: the request came in
- * on the endpoint's device, and the endpoint holds fewer than max_peers
- * accepted connections (dead ones reclaimed first).  Returns 0, or a
- * negative errno: the request is refused (rejected on the wire).
+ * the checks of who may connect belong here: the request came in on the
+ * endpoint's device, its peer holds the job's secret when the domain's
+ * context names one (SDR_SECRET_FILE, SDR_SECRET: sdr_cm_check(), which
+ * asks the kernel and makes nothing), and the endpoint holds fewer than
+ * max_peers accepted connections (dead ones reclaimed first).  Returns 0,
+ * or a negative errno: the request is refused (rejected on the wire).
  */
 static int sdr_fi_req_admit(struct sdr_fi_ep *ep, struct sdr_cm *req)
 {
 	const char *dev = sdr_cm_device(req);
+	int ret;
 
 	if (!dev || strcmp(dev, ep->dom->dev))
 		return -EXDEV;
+	ret = sdr_cm_check(req, ep->dom->ctx);
+	if (ret) {
+		ep->refused++;
+		return ret;
+	}
 	if (ep->nr_accepted >= ep->max_peers) {
 		ep->refused++;
 		return -EBUSY;
