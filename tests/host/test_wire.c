@@ -207,6 +207,37 @@ static void test_wire_ack_codec(void)
 	CHECK_EQ(sdr_ack_decode(buf, 11, &b), -SDR_DROP_ACK);
 }
 
+/*
+ * An answer's body is checked by the parser only when the packet is not
+ * authenticated: an AEAD answer's body is cipher text until the flow has
+ * checked its tag, and the flow parses it then (sdr_ack_decode()).
+ */
+static void test_wire_auth_ack_body(void)
+{
+	u8 buf[SDR_WIRE_HDR_LEN + 64];
+	struct sdr_pkt p, q;
+	struct sdr_ack a;
+
+	memset(&p, 0, sizeof(p));
+	p.type = SDR_PKT_ACK;
+	p.policy = SDR_WIRE_POLICY_SR;
+	p.payload_len = SDR_ACK_FIXED_LEN + 3;
+	p.dst_flow = 7;
+	p.src_flow = 9;
+	p.msg_seq = 5;
+	memset(buf, 0, sizeof(buf));
+	sdr_wire_encode(&p, buf);
+	memset(buf + SDR_WIRE_HDR_LEN, 0xa5, p.payload_len);	/* no body */
+	CHECK_EQ(sdr_wire_decode(buf, SDR_WIRE_HDR_LEN + p.payload_len, &q),
+		 -SDR_DROP_ACK);
+	p.pn = 3;
+	sdr_wire_encode(&p, buf);
+	CHECK_EQ(sdr_wire_decode(buf, SDR_WIRE_HDR_LEN + p.payload_len, &q), 0);
+	CHECK_EQ(q.pn, 3);
+	CHECK_EQ(sdr_ack_decode(buf + SDR_WIRE_HDR_LEN, q.payload_len, &a),
+		 -SDR_DROP_ACK);
+}
+
 static int mutate(const struct sdr_pkt *p, u32 buflen, int field, u32 v)
 {
 	u8 buf[SDR_WIRE_HDR_LEN + 256];
@@ -602,6 +633,7 @@ void test_wire(void)
 	TAP_RUN(test_wire_layout);
 	TAP_RUN(test_wire_roundtrip);
 	TAP_RUN(test_wire_ack_codec);
+	TAP_RUN(test_wire_auth_ack_body);
 	TAP_RUN(test_wire_reject);
 	TAP_RUN(test_wire_geometry);
 	TAP_RUN(test_wire_stream);
