@@ -187,6 +187,7 @@ struct sdr_cm {
 	bool request;			/* from sdr_cm_get_request() */
 	bool resolved;			/* sdr_cm_resolve() done */
 	bool answered;			/* accepted, rejected or connected */
+	int refused;			/* sdr_cm_check()'s -EKEYREJECTED */
 	struct cm_blob peer;		/* a request's */
 	char dev[SDR_DEVNAME_LEN];
 };
@@ -493,7 +494,7 @@ int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr)
 	return 0;
 }
 
-int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx)
+int sdr_cm_check(struct sdr_cm *req, struct sdr_ctx *ctx)
 {
 	struct sdr_flow_peer peer;
 	int ret;
@@ -501,7 +502,11 @@ int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx)
 	if (!req || !ctx || !req->request)
 		return -EINVAL;
 	ret = cm_decode(&req->peer, &peer);
-	return ret ? ret : sdr_ctx_check_peer(ctx, &peer);
+	if (!ret)
+		ret = sdr_ctx_check_peer(ctx, &peer);
+	/* sdr_cm_reject() tells the client */
+	req->refused = ret == -EKEYREJECTED ? ret : 0;
+	return ret;
 }
 
 /* @flow is on the device the route takes, and its blob. */
@@ -564,7 +569,10 @@ int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
 	return cm_connect_blob(flow, &theirs);
 }
 
-/* Reject @req, telling the client the errno @err its connect gave. */
+/*
+ * Reject @req, telling the client the errno @err (< 0) its connect gave;
+ * 0 tells nothing.
+ */
 static int cm_reject_why(struct sdr_cm *req, int err)
 {
 	struct cm_why w;
@@ -577,6 +585,8 @@ static int cm_reject_why(struct sdr_cm *req, int err)
 		w.err[i] = (uint8_t)((uint32_t)-err >> (8 * i));
 	}
 	req->answered = true;
+	if (!err)
+		return rdma_reject(req->id, NULL, 0) ? -errno : 0;
 	return rdma_reject(req->id, &w, sizeof(w)) ? -errno : 0;
 }
 
@@ -607,10 +617,7 @@ int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
 
 int sdr_cm_reject(struct sdr_cm *req)
 {
-	if (!req || !req->request || req->answered)
-		return -EINVAL;
-	req->answered = true;
-	return rdma_reject(req->id, NULL, 0) ? -errno : 0;
+	return cm_reject_why(req, req ? req->refused : 0);
 }
 
 void sdr_cm_destroy(struct sdr_cm *cm)
