@@ -1248,6 +1248,9 @@ int main(int argc, char **argv)
 			    strerror(-ret));
 	}
 	ret = sdr_flow_connect_peer(r.flow, &t2.peer);
+	if (ret == -EKEYREJECTED && sdr_flow_kex(r.flow) != SDR_KEX_PSK)
+		die(EXIT_ERR, "connect: %s: the peer holds a job secret and this "
+		    "side none (--secret-file, SDR_SECRET_FILE)", strerror(-ret));
 	if (ret == -EKEYREJECTED)
 		die(EXIT_ERR, "connect: %s: the peer does not hold this job's "
 		    "secret (--secret-file, SDR_SECRET_FILE)", strerror(-ret));

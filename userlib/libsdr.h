@@ -411,8 +411,11 @@ int sdr_exchange_tcp(const char *host, uint16_t port, const void *local,
  *
  * The flow must be on the device named (else -EXDEV).  Errors: -errno,
  * -ETIMEDOUT (timeout_ms passed; < 0 waits forever), -ECONNREFUSED (the
- * server rejected), -EHOSTUNREACH, -EPROTO (the peer's answer is no sdr
- * endpoint), or the connect's (sdr_flow_connect_paths()).  Destroy every
+ * server rejected), -EKEYREJECTED (since 2.4: it rejected because one
+ * end lacks the other's job secret, or holds another: its accept or
+ * check said so), -EHOSTUNREACH, -EPROTO (the peer's answer is no sdr
+ * endpoint, or it authenticates differently), or the connect's
+ * (sdr_flow_connect_paths()).  Destroy every
  * handle with sdr_cm_destroy(), a request's before its listener's.
  */
 struct sdr_cm;
@@ -432,9 +435,10 @@ int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr);
  * (since 2.4) Whether a request's peer holds ctx's job secret, before
  * anything is made for it: 0 when it does or ctx names no secret,
  * -EKEYREJECTED when its share is unsigned or signed with another,
- * -EPROTO when it carried no share (sdr_ctx_check_peer()).
+ * -EPROTO when it carried no share (sdr_ctx_check_peer()).  A
+ * sdr_cm_reject() after -EKEYREJECTED tells the client so.
  */
-int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx);
+int sdr_cm_check(struct sdr_cm *req, struct sdr_ctx *ctx);
 void sdr_cm_destroy(struct sdr_cm *cm);
 
 /* A static string for an SDR_STATUS_* / SDR_POLICY_* value. */

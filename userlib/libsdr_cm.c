@@ -45,6 +45,19 @@ struct cm_blob {
 
 _Static_assert(sizeof(struct cm_blob) <= 136, "a SIDR reply's private data: 136 at most");
 
+/*
+ * Why a server refused a request, in the private data of its reject (a
+ * SIDR reply carries some): the errno its connect gave, so the client
+ * fails with the same (-EKEYREJECTED: no job secret, or another; -EPROTO:
+ * another kind of authentication) instead of a bare -ECONNREFUSED.
+ */
+#define CM_WHY_MAGIC	0x52524453u	/* "SDRR" */
+
+struct cm_why {
+	uint8_t magic[4];		/* CM_WHY_MAGIC, little-endian */
+	uint8_t err[4];			/* a positive errno, little-endian */
+};
+
 struct cm_cursor {
 	uint8_t *p;
 	uint8_t *end;
@@ -174,6 +187,7 @@ struct sdr_cm {
 	bool request;			/* from sdr_cm_get_request() */
 	bool resolved;			/* sdr_cm_resolve() done */
 	bool answered;			/* accepted, rejected or connected */
+	int refused;			/* sdr_cm_check()'s -EKEYREJECTED */
 	struct cm_blob peer;		/* a request's */
 	char dev[SDR_DEVNAME_LEN];
 };
@@ -196,6 +210,25 @@ static int cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
 		if (!ret)
 			return -ETIMEDOUT;
 	}
+}
+
+static uint32_t cm_le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The errno a reject @ev says (cm_reject_why()), else -ECONNREFUSED. */
+static int cm_why_get(const struct rdma_cm_event *ev)
+{
+	const struct cm_why *w = ev->param.ud.private_data;
+	uint32_t err;
+
+	if (!w || ev->param.ud.private_data_len < sizeof(*w) ||
+	    cm_le32(w->magic) != CM_WHY_MAGIC)
+		return -ECONNREFUSED;
+	err = cm_le32(w->err);
+	/* only what a connect says of the peer's share; else just refused */
+	return err == EKEYREJECTED || err == EPROTO ? -(int)err : -ECONNREFUSED;
 }
 
 /*
@@ -226,7 +259,7 @@ static int cm_wait(struct sdr_cm *cm, enum rdma_cm_event_type want,
 		case RDMA_CM_EVENT_UNREACHABLE:
 			/* a SIDR reply's status > 0: the peer rejected it */
 			ret = status == -ETIMEDOUT ? -ETIMEDOUT :
-			      status > 0 ? -ECONNREFUSED : -EHOSTUNREACH;
+			      status > 0 ? cm_why_get(ev) : -EHOSTUNREACH;
 			break;
 		case RDMA_CM_EVENT_REJECTED:
 			ret = -ECONNREFUSED;
@@ -461,7 +494,7 @@ int sdr_cm_peer(const struct sdr_cm *cm, struct sockaddr_in *addr)
 	return 0;
 }
 
-int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx)
+int sdr_cm_check(struct sdr_cm *req, struct sdr_ctx *ctx)
 {
 	struct sdr_flow_peer peer;
 	int ret;
@@ -469,7 +502,11 @@ int sdr_cm_check(const struct sdr_cm *req, struct sdr_ctx *ctx)
 	if (!req || !ctx || !req->request)
 		return -EINVAL;
 	ret = cm_decode(&req->peer, &peer);
-	return ret ? ret : sdr_ctx_check_peer(ctx, &peer);
+	if (!ret)
+		ret = sdr_ctx_check_peer(ctx, &peer);
+	/* sdr_cm_reject() tells the client */
+	req->refused = ret == -EKEYREJECTED ? ret : 0;
+	return ret;
 }
 
 /* @flow is on the device the route takes, and its blob. */
@@ -532,6 +569,27 @@ int sdr_cm_connect(struct sdr_cm *cm, struct sdr_flow *flow, int timeout_ms)
 	return cm_connect_blob(flow, &theirs);
 }
 
+/*
+ * Reject @req, telling the client the errno @err (< 0) its connect gave;
+ * 0 tells nothing.
+ */
+static int cm_reject_why(struct sdr_cm *req, int err)
+{
+	struct cm_why w;
+	unsigned int i;
+
+	if (!req || !req->request || req->answered)
+		return -EINVAL;
+	for (i = 0; i < 4; i++) {
+		w.magic[i] = (uint8_t)(CM_WHY_MAGIC >> (8 * i));
+		w.err[i] = (uint8_t)((uint32_t)-err >> (8 * i));
+	}
+	req->answered = true;
+	if (!err)
+		return rdma_reject(req->id, NULL, 0) ? -errno : 0;
+	return rdma_reject(req->id, &w, sizeof(w)) ? -errno : 0;
+}
+
 int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
 {
 	struct rdma_conn_param cp;
@@ -544,7 +602,7 @@ int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
 	if (!ret)
 		ret = cm_connect_blob(flow, &req->peer);
 	if (ret) {
-		sdr_cm_reject(req);
+		cm_reject_why(req, ret);
 		return ret;
 	}
 	memset(&cp, 0, sizeof(cp));
@@ -559,10 +617,7 @@ int sdr_cm_accept(struct sdr_cm *req, struct sdr_flow *flow)
 
 int sdr_cm_reject(struct sdr_cm *req)
 {
-	if (!req || !req->request || req->answered)
-		return -EINVAL;
-	req->answered = true;
-	return rdma_reject(req->id, NULL, 0) ? -errno : 0;
+	return cm_reject_why(req, req ? req->refused : 0);
 }
 
 void sdr_cm_destroy(struct sdr_cm *cm)

@@ -5,10 +5,12 @@
  * endpoints travel in its SIDR exchange.  A server thread and the client
  * in one process: messages verified by hash; a wrong device, a rejection,
  * a port nobody listens on, a peer whose request carries no endpoint or a
- * bogus one: each a clear error, and the listener serves the next peer.
+ * bogus one, a peer with another job secret (-EKEYREJECTED on both
+ * ends): each a clear error, and the listener serves the next peer.
  */
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 #include "harness.h"
@@ -38,6 +40,8 @@ enum srv_act { SRV_ACCEPT, SRV_REJECT };
 struct srv {
 	struct sdr_cm *lcm;
 	enum srv_act act;
+	const char *secret;	/* the job secret its context names, or NULL */
+	int check_ret;		/* sdr_cm_check() of the request */
 	int requests;		/* get_request calls until one is served */
 	int req_err[4];		/* each call's result */
 	char dev[SDR_DEVNAME_LEN];
@@ -84,6 +88,10 @@ static void *server(void *arg)
 		return NULL;
 	}
 	s->ctx = sdr_open(s->dev, NULL);
+	if (s->ctx && s->secret && sdr_ctx_set_secret(s->ctx, s->secret))
+		s->ctx = NULL;
+	if (s->ctx)
+		s->check_ret = sdr_cm_check(req, s->ctx);
 	s->flow = s->ctx ? sdr_flow_create(s->ctx, &fa) : NULL;
 	if (!s->flow) {
 		s->accept_ret = -errno;
@@ -332,4 +340,75 @@ TEST_T(hostile_requests, 180)
 		EXPECT_EQ(s.hash[i], hash[i]);
 	sdr_cm_destroy(cm);
 	sdr_cm_destroy(s.lcm);
+}
+
+/* A job secret @name of 32 bytes from @seed in the process keyring. */
+static int secret_load(const char *name, uint64_t seed)
+{
+	char path[] = "/tmp/t_cm-secret-XXXXXX";
+	uint8_t key[32];
+	int fd = mkstemp(path), ret;
+
+	if (fd < 0)
+		return -errno;
+	random_fill(key, sizeof(key), seed);
+	ret = write(fd, key, sizeof(key)) == sizeof(key) ? 0 : -EIO;
+	close(fd);
+	if (!ret)
+		ret = sdr_secret_file_load(path, name);
+	unlink(path);
+	return ret;
+}
+
+/*
+ * Server and client name different job secrets: the server's check and
+ * accept say -EKEYREJECTED, and so does the client's connect (the
+ * reject carries why); then both with one secret connect and send.
+ */
+TEST_T(another_job_secret_is_refused_by_name, 180)
+{
+	struct sdr_flow_attr fa = flow_attr();
+	struct srv s;
+	struct sdr_cm *cm = NULL;
+	struct sdr_ctx *ctx;
+	struct sdr_flow *flow;
+	uint64_t hash[NMSG];
+	pthread_t t;
+	int i;
+
+	ASSERT_EQ(secret_load("tcm-a", 1), 0);
+	ASSERT_EQ(secret_load("tcm-b", 2), 0);
+	for (i = 0; i < 2; i++) {
+		const char *mine = i ? "tcm-a" : "tcm-b";
+		int want = i ? 0 : -EKEYREJECTED;
+
+		memset(&s, 0, sizeof(s));
+		s.requests = 1;
+		s.secret = "tcm-a";
+		ASSERT_EQ(sdr_cm_listen(ip1(), 18806 + i, &s.lcm), 0);
+		ASSERT_EQ(pthread_create(&t, NULL, server, &s), 0);
+		ASSERT_EQ(sdr_cm_resolve(ip0(), ip1(), 18806 + i,
+					 CM_TIMEOUT_MS, &cm), 0);
+		ctx = sdr_open(sdr_cm_device(cm), NULL);
+		ASSERT_TRUE(ctx);
+		ASSERT_EQ(sdr_ctx_set_secret(ctx, mine), 0);
+		flow = sdr_flow_create(ctx, &fa);
+		ASSERT_TRUE(flow);
+		EXPECT_EQ(sdr_flow_kex(flow), SDR_KEX_PSK);
+		EXPECT_EQ(sdr_cm_connect(cm, flow, CM_TIMEOUT_MS), want);
+		if (!want)
+			EXPECT_EQ(client_send(ctx, flow, hash), 0);
+		pthread_join(t, NULL);
+		TH_LOG("client %s, server tcm-a: check %d, accept %d, connect %d",
+		       mine, s.check_ret, s.accept_ret, want);
+		EXPECT_EQ(s.check_ret, want);
+		EXPECT_EQ(s.accept_ret, want);
+		if (!want) {
+			EXPECT_EQ(s.recv_ok, NMSG);
+			for (int k = 0; k < NMSG; k++)
+				EXPECT_EQ(s.hash[k], hash[k]);
+		}
+		sdr_cm_destroy(cm);
+		sdr_cm_destroy(s.lcm);
+	}
 }
