@@ -238,6 +238,12 @@ int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 	ret = sdr_dev_query_gid(rs, &gid, NULL);
 	if (ret)
 		goto err_unlock;
+	/* an AEAD flow's packets are encrypted on whichever device sends */
+	if (flow->auth.alg == SDR_AUTH_AEAD) {
+		ret = sdr_net_crypt_enable(rs);
+		if (ret)
+			goto err_unlock;
+	}
 	ret = -ENOMEM;
 	rl = kzalloc(sizeof(*rl), GFP_KERNEL_ACCOUNT);
 	ps = kzalloc(sizeof(*ps), GFP_KERNEL_ACCOUNT);

@@ -62,13 +62,13 @@ check "rail 1 has no netem: its link is its own" \
 	sh -c '! tc qdisc show dev veth0 | grep -q netem'
 check "rail 2's netem is on veth2 and veth3 only" \
 	sh -c 'tc qdisc show dev veth2 | grep -q "netem.*loss 5%" && tc qdisc show dev veth3 | grep -q "netem.*loss 5%"'
-# rails POLICY PORT [COUNT]: one verified transfer over both rails.
+# rails POLICY PORT [COUNT [AUTH]]: one verified transfer over both rails.
 rails() {
 	"$perf" --rails rxe1,rxe3 -p "$2" -q >"$srv" 2>&1 &
 	local spid=$!
 	wait_listen "$2"
 	"$perf" --rails rxe0,rxe2 -p "$2" -q --json -P "$1" -s 256K -n "${3:-60}" \
-		--verify 198.18.0.2 >"$out" 2>&1
+		${4:+--auth "$4"} --verify 198.18.0.2 >"$out" 2>&1
 	crc=$?
 	wait "$spid"
 	rcs="$crc/$?"
@@ -89,6 +89,13 @@ for pol in sr ec adaptive; do
 	check "two rails, $pol: every message verified" verified 60
 	check "two rails, $pol: both rails carried packets" both_carried
 done
+# AEAD: each rail's device encrypts the packets it sends
+port=$((port + 1))
+rails sr "$port" 60 aead
+check "two rails, sr, aead: every message verified" verified 60
+check "two rails, sr, aead: both rails carried packets" both_carried
+check "two rails, sr, aead: the flow ran aead" \
+	sh -c 'grep -q "\"auth\":\"aead\"" "$1"' _ "$out"
 
 check "sdr_perf refuses rail counts that differ between the ends" sh -c '
 	'"$perf"' --rails rxe1,rxe3 -p 18640 -q >/dev/null 2>&1 &
