@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "${SDR_RAILS:-1}" = 2 ] || skip_all "needs tools/sdr-vm --rails 2"
-plan 25
+plan 28
 sdr_load
 echo 60000 >/sys/module/sdr/parameters/none_idle_ms
 perf=$TOP/tools/sdr_perf
