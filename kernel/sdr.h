@@ -139,6 +139,8 @@ struct sdr_xmit_ops {
 			     u32 len);
 	/* a flow came to the device: grow the receive ring for it */
 	void	(*rx_fit)(struct sdr_dev *sdev);
+	/* an AEAD flow uses the device: give its sends pages to encrypt into */
+	int	(*crypt_enable)(struct sdr_dev *sdev);
 };
 
 /* receive buffers come in chunks of this many (a GRH block each) */
@@ -270,7 +272,6 @@ static inline void sdr_dev_drop(struct sdr_dev *sdev, int reason)
 
 /* sdr_net.c: the device's UD transport */
 int sdr_net_init(struct sdr_dev *sdev);
-int sdr_net_crypt_enable(struct sdr_dev *sdev);
 void sdr_net_stop(struct sdr_dev *sdev);
 void sdr_net_free(struct sdr_dev *sdev);
 

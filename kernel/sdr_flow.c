@@ -375,7 +375,7 @@ int sdr_flow_create(struct sdr_ctx *ctx, struct sdr_flow_create *arg)
 	ret = sdr_auth_init(&flow->auth, arg->auth, arg->secret,
 			    sizeof(arg->secret));
 	if (!ret && arg->auth == SDR_AUTH_AEAD)
-		ret = sdr_net_crypt_enable(sdev);
+		ret = sdev->xmit->crypt_enable(sdev);
 	if (ret)
 		goto err_put;
 	sdr_auto_init(&flow->au);

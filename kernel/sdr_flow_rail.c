@@ -240,7 +240,7 @@ int sdr_rail_add(struct sdr_flow *flow, struct sdr_flow_rail *arg)
 		goto err_unlock;
 	/* an AEAD flow's packets are encrypted on whichever device sends */
 	if (flow->auth.alg == SDR_AUTH_AEAD) {
-		ret = sdr_net_crypt_enable(rs);
+		ret = rs->xmit->crypt_enable(rs);
 		if (ret)
 			goto err_unlock;
 	}

@@ -537,7 +537,7 @@ static int sdr_tx_seal(struct sdr_tx *tx, struct sdr_flow *flow,
  * device's first AEAD flow is created (process context) and kept until
  * the device goes.  crypt_ready is set once every context has its page.
  */
-int sdr_net_crypt_enable(struct sdr_dev *sdev)
+static int sdr_net_crypt_enable(struct sdr_dev *sdev)
 {
 	unsigned int i;
 	int ret = 0;
@@ -1121,6 +1121,7 @@ err_free:
 static const struct sdr_xmit_ops sdr_net_xmit = {
 	.kick		= sdr_net_tx_kick,
 	.rx_fit		= sdr_net_rx_fit,
+	.crypt_enable	= sdr_net_crypt_enable,
 	.send_ctrl	= sdr_net_send_ctrl,
 };
 
