@@ -730,6 +730,7 @@ int sdr_auth_commit(struct sdr_auth *a, struct sdr_auth_keys *keys);
 void sdr_auth_free(struct sdr_auth *a);
 int sdr_auth_sign(struct sdr_auth *a, u8 *hdr, const void *payload, u32 len,
 		  u8 *out);
+bool sdr_auth_ready(const struct sdr_auth *a);
 bool sdr_auth_verify(const struct sdr_auth *a, u8 *hdr,
 		     const struct sdr_pkt *pkt);
 const char *sdr_auth_name(u32 alg);

@@ -364,6 +364,16 @@ int sdr_auth_sign(struct sdr_auth *a, u8 *hdr, const void *payload, u32 len,
 }
 
 /*
+ * Whether the flow connected and has its keys (any context): before
+ * that its packets have no peer to come from.
+ */
+bool sdr_auth_ready(const struct sdr_auth *a)
+{
+	/* pairs with the release in sdr_auth_commit() */
+	return smp_load_acquire(&a->ready);
+}
+
+/*
  * Whether the tag of the decoded packet @pkt at @hdr is right; with
  * AEAD, a right one's payload is decrypted in place.  Any context.
  */
@@ -376,8 +386,7 @@ bool sdr_auth_verify(const struct sdr_auth *a, u8 *hdr,
 	u32 st[CHACHA_STATE_WORDS];
 	bool ok;
 
-	/* pairs with the release in sdr_auth_commit() */
-	if (!smp_load_acquire(&a->ready) || !pkt->pn)
+	if (!sdr_auth_ready(a) || !pkt->pn)
 		return false;
 	if (a->alg == SDR_AUTH_VMAC64)
 		return !sdr_vmac(a->rx_tfm, pkt->pn, hdr, payload,

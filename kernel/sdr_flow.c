@@ -889,6 +889,8 @@ void sdr_flow_rx(struct sdr_dev *sdev, struct sdr_flow *flow,
 	 */
 	if (pkt->token != flow->token)
 		drop = SDR_DROP_TOKEN;
+	else if (flow->auth.alg != SDR_AUTH_OFF && !sdr_auth_ready(&flow->auth))
+		drop = SDR_DROP_PEER;	/* no peer, no key yet */
 	else if (flow->auth.alg != SDR_AUTH_OFF &&
 		 !sdr_auth_verify(&flow->auth, hdr, pkt))
 		drop = SDR_DROP_AUTH;
