@@ -95,3 +95,45 @@ tap_summary() {
 	echo "$p passed, $f failed, $s skipped"
 	[ "$f" -eq 0 ] && [ "$p" -gt 0 ]
 }
+
+# tap_boot DESC TMO: the points of one guest boot (tools/sdr-vm running
+# tests/vm/run, bounded by --timeout TMO), read from stdin, whose last line
+# is "rc=N", the boot's exit status.  Each point is renumbered through the
+# caller's `point "ok"|"not ok" TEXT`, any other line becomes a "# " line,
+# and a stream that breaks the rules above, or a boot that failed without
+# a failed point of its own (a timeout, a guest that died, trouble in its
+# kernel log), adds a failed point.
+tap_boot() {
+	local desc=$1 tmo=$2 rc=125 line kind bad t
+	t=$(mktemp)
+	while IFS= read -r line; do
+		case $line in rc=*) rc=${line#rc=}; continue ;; esac
+		printf '%s\n' "$line" >>"$t"
+		kind=$(tap_classify "$line")
+		case $kind in
+		pass|skip|fail)
+			line=$(printf '%s' "$line" | sed -E 's/^(not )?ok *[0-9]* *-? *//')
+			if [ "$kind" = fail ]; then
+				point "not ok" "$line"
+			else
+				point ok "$line"
+			fi
+			;;
+		plan|skipall) ;;
+		*) case $line in '#'*) printf '%s\n' "$line" ;; *) printf '# %s\n' "$line" ;; esac ;;
+		esac
+	done
+	bad=$(tap_check "boot $desc" "$t")
+	[ -z "$bad" ] || while IFS= read -r line; do
+		point "not ok" "${line#not ok - }"
+	done <<<"$bad"
+	case $rc in
+	0) ;;
+	124) point "not ok" "boot $desc: the guest outlived --timeout $tmo" ;;
+	125) point "not ok" "boot $desc: the guest could not be set up or died" ;;
+	126) point "not ok" "boot $desc: trouble in the guest's kernel log" ;;
+	*) grep -q '^not ok' "$t" ||
+		point "not ok" "boot $desc: exit status $rc without a failed point" ;;
+	esac
+	rm -f "$t"
+}
