@@ -74,10 +74,14 @@ int sdr_fi_dev_ip(const char *dev, struct in_addr *ip)
 
 /* ---- fi_getinfo ---- */
 
+/* @node and/or @service (either may be NULL) as an IPv4 address */
 static int addr_parse(const char *node, const char *service,
 		      struct sockaddr_in *sin)
 {
-	struct addrinfo hints = { .ai_family = AF_INET }, *res;
+	struct addrinfo hints = {
+		.ai_family = AF_INET,
+		.ai_flags = node ? 0 : AI_PASSIVE,
+	}, *res;
 
 	if (getaddrinfo(node, service, &hints, &res))
 		return -FI_EINVAL;
@@ -120,16 +124,33 @@ static bool hints_refused(const struct fi_info *h, enum fi_ep_type type)
 	    h->domain_attr->av_type != FI_AV_TABLE &&
 	    h->domain_attr->av_type != FI_AV_MAP)
 		return true;
-	if (h->tx_attr && (h->tx_attr->iov_limit > 1 ||
-			   h->tx_attr->inject_size > SDR_FI_INJECT))
+	if (h->domain_attr &&
+	    (h->domain_attr->caps & ~(uint64_t)SDR_FI_DOMAIN_CAPS ||
+	     h->domain_attr->cq_data_size > sizeof(uint64_t) ||
+	     h->domain_attr->max_ep_tx_ctx > 1 ||
+	     h->domain_attr->max_ep_rx_ctx > 1))
 		return true;
-	if (h->rx_attr && h->rx_attr->iov_limit > 1)
+	if (h->ep_attr && (h->ep_attr->tx_ctx_cnt > 1 ||
+			   h->ep_attr->rx_ctx_cnt > 1))
+		return true;	/* shared or scalable contexts */
+	if (h->tx_attr && (h->tx_attr->iov_limit > 1 ||
+			   h->tx_attr->inject_size > SDR_FI_INJECT ||
+			   h->tx_attr->size > SDR_FI_TX_SIZE ||
+			   h->tx_attr->caps & ~(uint64_t)SDR_FI_CAPS ||
+			   h->tx_attr->msg_order & ~(uint64_t)SDR_FI_ORDER ||
+			   h->tx_attr->comp_order & ~(uint64_t)FI_ORDER_NONE))
+		return true;
+	if (h->rx_attr && (h->rx_attr->iov_limit > 1 ||
+			   h->rx_attr->size > SDR_FI_RX_SIZE ||
+			   h->rx_attr->caps & ~(uint64_t)SDR_FI_CAPS ||
+			   h->rx_attr->msg_order & ~(uint64_t)SDR_FI_ORDER ||
+			   h->rx_attr->comp_order & ~(uint64_t)FI_ORDER_NONE))
 		return true;
 	return false;
 }
 
 static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
-				const struct fi_info *h,
+				in_port_t port, const struct fi_info *h,
 				const struct sockaddr_in *dest,
 				enum fi_ep_type type)
 {
@@ -149,6 +170,7 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 		goto fail;
 	src->sin_family = AF_INET;
 	src->sin_addr = *ip;
+	src->sin_port = port;	/* 0: the endpoint picks one */
 	fi->caps = caps;
 	fi->mode = 0;
 	fi->addr_format = FI_SOCKADDR_IN;
@@ -162,19 +184,20 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 		fi->dest_addrlen = sizeof(*dest);
 	}
 
-	fi->tx_attr->caps = caps & ~FI_RECV;
+	/* each context's caps: the primary ones and what modifies them there */
+	fi->tx_attr->caps = caps & SDR_FI_TX_CAPS;
 	/* FI_COMPLETION as default operation flag, if asked for */
 	fi->tx_attr->op_flags = h && h->tx_attr ?
 		h->tx_attr->op_flags & FI_COMPLETION : 0;
-	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->msg_order = SDR_FI_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = SDR_FI_INJECT;
 	fi->tx_attr->size = SDR_FI_TX_SIZE;
 	fi->tx_attr->iov_limit = 1;
-	fi->rx_attr->caps = caps & ~FI_SEND;
+	fi->rx_attr->caps = caps & SDR_FI_RX_CAPS;
 	fi->rx_attr->op_flags = h && h->rx_attr ?
 		h->rx_attr->op_flags & FI_COMPLETION : 0;
-	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->msg_order = SDR_FI_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->size = SDR_FI_RX_SIZE;
 	fi->rx_attr->iov_limit = 1;
@@ -189,7 +212,15 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 
 	fi->domain_attr->name = strdup(dev);
 	fi->domain_attr->threading = FI_THREAD_SAFE;
-	fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	/*
+	 * The listener's thread takes connections whether the application
+	 * calls in or not (AUTO); one that asks for MANUAL gets that, the
+	 * weaker promise, kept as well.
+	 */
+	fi->domain_attr->control_progress =
+		h && h->domain_attr &&
+		h->domain_attr->control_progress == FI_PROGRESS_MANUAL ?
+		FI_PROGRESS_MANUAL : FI_PROGRESS_AUTO;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr &&
@@ -204,7 +235,7 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 	fi->domain_attr->rx_ctx_cnt = 64;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->caps = SDR_FI_DOMAIN_CAPS;
 
 	fi->fabric_attr->name = strdup(SDR_FI_NAME);
 	fi->fabric_attr->prov_version = SDR_FI_VERSION;
@@ -251,11 +282,16 @@ static int sdr_fi_getinfo(uint32_t version, const char *node,
 		want_dev = hints->domain_attr->name;
 	else
 		want_dev = getenv("FI_SDR_DEVICE");
-	if (node && (flags & FI_SOURCE)) {
+	/*
+	 * With FI_SOURCE, or a service without a node, they name the local
+	 * address an endpoint gets (its device, and the port it listens on);
+	 * else the peer's.
+	 */
+	if ((node || service) && ((flags & FI_SOURCE) || !node)) {
 		if (addr_parse(node, service, &want_src))
 			return -FI_ENODATA;
-	} else if (node || service) {
-		if (!node || addr_parse(node, service, &dest))
+	} else if (node) {
+		if (addr_parse(node, service, &dest))
 			return -FI_ENODATA;
 		destp = &dest;
 	}
@@ -292,7 +328,8 @@ static int sdr_fi_getinfo(uint32_t version, const char *node,
 		for (t = 0; t < 2; t++) {
 			if (!offer[t])
 				continue;
-			fi = info_for(de->d_name, &ip, hints, destp, types[t]);
+			fi = info_for(de->d_name, &ip, want_src.sin_port, hints,
+				     destp, types[t]);
 			if (!fi) {
 				closedir(d);
 				fi_freeinfo(head);

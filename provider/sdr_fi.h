@@ -114,6 +114,13 @@ struct sdr_fi_hdr {
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | \
 			 FI_REMOTE_COMM)
 
+#define SDR_FI_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
+#define SDR_FI_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
+			 FI_SOURCE)
+#define SDR_FI_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* a flow's messages arrive, and match, in the order they were sent */
+#define SDR_FI_ORDER		FI_ORDER_SAS
+
 struct sdr_fi_domain;
 struct sdr_fi_ep;
 struct sdr_fi_cq;

@@ -2237,24 +2237,42 @@ static struct fi_ops ep_fi_ops = {
 	.ops_open = sdr_fi_no_ops_open,
 };
 
-/* Listen on the device's address, on a free port of the dynamic range. */
-static int ep_listen(struct sdr_fi_ep *ep)
+/*
+ * Listen on the device's address: at the port @info's src_addr names (the
+ * service fi_getinfo() was given with FI_SOURCE), or else on a free port
+ * of the dynamic range.  A src_addr of another address is -FI_EINVAL; a
+ * named port in use, -FI_EADDRINUSE.
+ */
+static int ep_listen(struct sdr_fi_ep *ep, const struct fi_info *info)
 {
+	const struct sockaddr_in *src = info->src_addr;
 	char ip[INET_ADDRSTRLEN];
 	unsigned int seed = (unsigned int)time(NULL) ^ (unsigned int)getpid() ^
 			    (unsigned int)(uintptr_t)ep;
+	uint16_t port = 0;
 	int i, ret = -EADDRINUSE;
 
+	if (src) {
+		if (info->src_addrlen < sizeof(*src) ||
+		    src->sin_family != AF_INET ||
+		    (src->sin_addr.s_addr != INADDR_ANY &&
+		     src->sin_addr.s_addr != ep->dom->ip.s_addr))
+			return -FI_EINVAL;
+		port = ntohs(src->sin_port);
+	}
 	inet_ntop(AF_INET, &ep->dom->ip, ip, sizeof(ip));
 	for (i = 0; i < 64 && ret == -EADDRINUSE; i++) {
-		uint16_t port = (uint16_t)(49152 + rand_r(&seed) % 16384);
+		uint16_t p = port ? port :
+			     (uint16_t)(49152 + rand_r(&seed) % 16384);
 
-		ret = sdr_cm_listen(ip, port, &ep->listener);
+		ret = sdr_cm_listen(ip, p, &ep->listener);
 		if (!ret) {
 			ep->name.sin_family = AF_INET;
-			ep->name.sin_port = htons(port);
+			ep->name.sin_port = htons(p);
 			ep->name.sin_addr = ep->dom->ip;
 		}
+		if (port)
+			break;
 	}
 	return ret;
 }
@@ -2356,7 +2374,7 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 			return -FI_EINVAL;
 		}
 	}
-	ret = ep_listen(ep);
+	ret = ep_listen(ep, info);
 	if (ret) {
 		free(ep);
 		return ret;
