@@ -21,7 +21,7 @@ MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps have-deps module userlib tools provider tests clean check host-check \
 	vm-check fuzz-check sdk-check demo sparse checkpatch debug-kernel debug-module \
-	check-debug soak soak-debug kernel-module check-kernels install install-files dkms-src uninstall deb
+	check-debug check-fabtests check-pkg soak soak-debug kernel-module check-kernels install install-files dkms-src uninstall deb
 
 all: module userlib tools provider tests
 
@@ -110,6 +110,17 @@ kernel-module: deps
 # the VM suite (tests/run-kernels) booted on each but the pinned one.
 check-kernels: deps all
 	@$(TOP)/tests/run-kernels all
+
+# The Debian packages end to end: make deb, lintian, their contents, make
+# install staged, and in a guest installed with apt-get (DKMS builds
+# sdr.ko there), used and purged (make check runs all but the guest).
+check-pkg: deps all
+	@$(TOP)/tests/run-pkg
+
+# libfabric's own suite against the provider: fabtests 1.17.0's quick set
+# in a guest, loss-free and lossy (tests/run-fabtests; make check runs it).
+check-fabtests: deps all
+	@$(TOP)/tests/run-fabtests
 
 # DEBUG_TESTS="t_a t_b": only these, in one boot (default: the whole suite).
 check-debug: deps all debug-module
