@@ -186,9 +186,9 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 
 	/* each context's caps: the primary ones and what modifies them there */
 	fi->tx_attr->caps = caps & SDR_FI_TX_CAPS;
-	/* FI_COMPLETION as default operation flag, if asked for */
+	/* the default operation flags asked for that sends take */
 	fi->tx_attr->op_flags = h && h->tx_attr ?
-		h->tx_attr->op_flags & FI_COMPLETION : 0;
+		h->tx_attr->op_flags & SDR_FI_TX_OP_FLAGS : 0;
 	fi->tx_attr->msg_order = SDR_FI_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = SDR_FI_INJECT;
@@ -223,9 +223,12 @@ static struct fi_info *info_for(const char *dev, const struct in_addr *ip,
 		FI_PROGRESS_MANUAL : FI_PROGRESS_AUTO;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
-	fi->domain_attr->av_type = h && h->domain_attr &&
-		h->domain_attr->av_type != FI_AV_UNSPEC ?
-		h->domain_attr->av_type : FI_AV_TABLE;
+	/*
+	 * An fi_addr_t is an index into the AV with either type: the one
+	 * asked for, or any (FI_AV_UNSPEC), as the application opens it.
+	 */
+	fi->domain_attr->av_type = h && h->domain_attr ?
+		h->domain_attr->av_type : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->cq_data_size = sizeof(uint64_t);
 	fi->domain_attr->cq_cnt = 64;

@@ -93,7 +93,8 @@ struct sdr_fi_hdr {
 #define SDR_FI_TX_SIZE		256
 #define SDR_FI_RX_SIZE		256
 #define SDR_FI_CQ_SIZE		1024
-#define SDR_FI_CONNECT_MS	10000
+#define SDR_FI_CONNECT_MS	10000	/* a connect's bound, refusals retried */
+#define SDR_FI_RETRY_MS		100	/* a refused connect asks again after */
 /*
  * Accepted connections an endpoint holds (FI_SDR_MAX_PEERS,
  * FI_OPT_SDR_MAX_PEERS).  A domain's context takes at most 128 flows
@@ -118,6 +119,9 @@ struct sdr_fi_hdr {
 #define SDR_FI_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
 			 FI_SOURCE)
 #define SDR_FI_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* the default operation flags a transmit context takes (tx_attr->op_flags) */
+#define SDR_FI_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
+				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 /* a flow's messages arrive, and match, in the order they were sent */
 #define SDR_FI_ORDER		FI_ORDER_SAS
 
@@ -294,7 +298,8 @@ struct sdr_fi_ep {
 	struct sdr_fi_domain *dom;
 	struct sdr_fi_cq *tx_cq, *rx_cq;
 	struct sdr_fi_cntr *tx_cntr, *rx_cntr;	/* FI_SEND, FI_RECV */
-	uint64_t tx_flags, rx_flags;	/* FI_SELECTIVE_COMPLETION */
+	/* FI_SELECTIVE_COMPLETION, and the default operation flags */
+	uint64_t tx_flags, rx_flags;
 	struct sdr_fi_av *av;
 	bool enabled;
 	enum fi_ep_type type;		/* FI_EP_RDM or FI_EP_DGRAM */
@@ -316,6 +321,12 @@ struct sdr_fi_ep {
 	uint32_t nr_accepted;		/* accepted connections held */
 	uint32_t refused;		/* requests refused over max_peers */
 	uint32_t reclaimed;		/* connections reclaimed, idle or dead */
+	/*
+	 * The last peer address a connect was refused at for all of
+	 * SDR_FI_CONNECT_MS: sends to it fail at once until refused_until
+	 */
+	struct sockaddr_in refused_at;
+	int64_t refused_until;
 	int64_t reap_at;		/* the listener thread's next look */
 	uint32_t part;			/* SDR_FI_PART_RDM or _DGRAM */
 	struct sdr_fi_op *posted_msg, *posted_tag;	/* FIFO each */

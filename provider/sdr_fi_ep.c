@@ -1175,6 +1175,7 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 	char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
 	struct sdr_fi_conn *c;
 	struct sdr_cm *cm;
+	int64_t end, left;
 	int ret;
 
 	for (c = ep->conns; c; c = c->next)
@@ -1188,6 +1189,11 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 		*out = c;
 		return 0;
 	}
+	/* refused there for a whole connect's time just now: no waiting again */
+	if (ep->refused_until > sdr_fi_now_ms() &&
+	    ep->refused_at.sin_addr.s_addr == to->sin_addr.s_addr &&
+	    ep->refused_at.sin_port == to->sin_port)
+		return -FI_EHOSTUNREACH;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -FI_ENOMEM;
@@ -1210,11 +1216,28 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 	inet_ntop(AF_INET, &dom->ip, src, sizeof(src));
 	inet_ntop(AF_INET, &to->sin_addr, dst, sizeof(dst));
 	pthread_mutex_unlock(&dom->lock);
-	ret = sdr_cm_resolve(src, dst, ntohs(to->sin_port), SDR_FI_CONNECT_MS,
-			     &cm);
-	if (!ret) {
-		ret = sdr_cm_connect(cm, c->flow, SDR_FI_CONNECT_MS);
-		sdr_cm_destroy(cm);
+	/*
+	 * Refused: nothing listens at that port (yet: a peer still starting
+	 * its endpoint), or its listener turned the request away.  Asked
+	 * again until SDR_FI_CONNECT_MS is up.
+	 */
+	end = sdr_fi_now_ms() + SDR_FI_CONNECT_MS;
+	for (;;) {
+		left = end - sdr_fi_now_ms();
+		ret = -ETIMEDOUT;
+		if (left <= 0)
+			break;
+		ret = sdr_cm_resolve(src, dst, ntohs(to->sin_port), (int)left,
+				     &cm);
+		if (!ret) {
+			left = end - sdr_fi_now_ms();
+			ret = sdr_cm_connect(cm, c->flow, left > 0 ? (int)left : 1);
+			sdr_cm_destroy(cm);
+		}
+		if (ret != -ECONNREFUSED ||
+		    sdr_fi_now_ms() + SDR_FI_RETRY_MS >= end)
+			break;
+		usleep(SDR_FI_RETRY_MS * 1000);
 	}
 	pthread_mutex_lock(&dom->lock);
 	c->connecting = false;
@@ -1229,6 +1252,10 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 			}
 		conn_unregister(dom, c);
 		conn_free(c);
+		if (ret == -ECONNREFUSED) {
+			ep->refused_at = *to;
+			ep->refused_until = sdr_fi_now_ms() + SDR_FI_CONNECT_MS;
+		}
 		return ret == -ETIMEDOUT || ret == -ECONNREFUSED ?
 			-FI_EHOSTUNREACH : ret;
 	}
@@ -1239,9 +1266,16 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 
 /* ---- sending ---- */
 
+/*
+ * A send of @len bytes at @buf to @dest.  @flags: the call's (fi_sendmsg)
+ * or the endpoint's default operation flags (fi_send and the like);
+ * FI_INJECT copies the buffer before return.  @inject_call: fi_inject and
+ * the like, which never report a completion (fi_msg(3)).
+ */
 static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 		       fi_addr_t dest, void *context, uint32_t op_kind,
-		       uint64_t tag, uint64_t data, uint64_t flags)
+		       uint64_t tag, uint64_t data, uint64_t flags,
+		       bool inject_call)
 {
 	struct sdr_fi_domain *dom = ep->dom;
 	struct sockaddr_in to;
@@ -1303,7 +1337,7 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 	op->grp = ep->grp;
 	if (op->grp)
 		op->grp->unposted++;
-	op->report = !(flags & FI_INJECT) &&
+	op->report = !inject_call &&
 		     (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
 		      (flags & FI_COMPLETION));
 	/* behind the flow's earlier sends: parts go in order */
@@ -1328,7 +1362,8 @@ static ssize_t ep_send(struct fid_ep *fep, const void *buf, size_t len,
 {
 	(void)desc;
 	return do_send(ep_of(fep), buf, len, dest, context, SDR_FI_OP_MSG, 0,
-		       0, ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION);
+		       0, ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION,
+		       false);
 }
 
 static ssize_t ep_sendv(struct fid_ep *fep, const struct iovec *iov,
@@ -1350,14 +1385,14 @@ static ssize_t ep_sendmsg(struct fid_ep *fep, const struct fi_msg *msg,
 	return do_send(ep_of(fep), msg->iov_count ? msg->msg_iov->iov_base :
 		       NULL, msg->iov_count ? msg->msg_iov->iov_len : 0,
 		       msg->addr, msg->context, SDR_FI_OP_MSG, 0, msg->data,
-		       flags);
+		       flags, false);
 }
 
 static ssize_t ep_inject(struct fid_ep *fep, const void *buf, size_t len,
 			 fi_addr_t dest)
 {
 	return do_send(ep_of(fep), buf, len, dest, NULL, SDR_FI_OP_MSG, 0, 0,
-		       FI_INJECT);
+		       FI_INJECT, true);
 }
 
 static ssize_t ep_senddata(struct fid_ep *fep, const void *buf, size_t len,
@@ -1367,14 +1402,14 @@ static ssize_t ep_senddata(struct fid_ep *fep, const void *buf, size_t len,
 	(void)desc;
 	return do_send(ep_of(fep), buf, len, dest, context, SDR_FI_OP_MSG, 0,
 		       data, FI_REMOTE_CQ_DATA |
-		       (ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION));
+		       (ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION), false);
 }
 
 static ssize_t ep_injectdata(struct fid_ep *fep, const void *buf, size_t len,
 			     uint64_t data, fi_addr_t dest)
 {
 	return do_send(ep_of(fep), buf, len, dest, NULL, SDR_FI_OP_MSG, 0,
-		       data, FI_INJECT | FI_REMOTE_CQ_DATA);
+		       data, FI_INJECT | FI_REMOTE_CQ_DATA, true);
 }
 
 static ssize_t ep_tsend(struct fid_ep *fep, const void *buf, size_t len,
@@ -1383,7 +1418,8 @@ static ssize_t ep_tsend(struct fid_ep *fep, const void *buf, size_t len,
 {
 	(void)desc;
 	return do_send(ep_of(fep), buf, len, dest, context, SDR_FI_OP_TAGGED,
-		       tag, 0, ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION);
+		       tag, 0, ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION,
+		       false);
 }
 
 static ssize_t ep_tsendv(struct fid_ep *fep, const struct iovec *iov,
@@ -1405,14 +1441,14 @@ static ssize_t ep_tsendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg,
 	return do_send(ep_of(fep), msg->iov_count ? msg->msg_iov->iov_base :
 		       NULL, msg->iov_count ? msg->msg_iov->iov_len : 0,
 		       msg->addr, msg->context, SDR_FI_OP_TAGGED, msg->tag,
-		       msg->data, flags);
+		       msg->data, flags, false);
 }
 
 static ssize_t ep_tinject(struct fid_ep *fep, const void *buf, size_t len,
 			  fi_addr_t dest, uint64_t tag)
 {
 	return do_send(ep_of(fep), buf, len, dest, NULL, SDR_FI_OP_TAGGED,
-		       tag, 0, FI_INJECT);
+		       tag, 0, FI_INJECT, true);
 }
 
 static ssize_t ep_tsenddata(struct fid_ep *fep, const void *buf, size_t len,
@@ -1422,7 +1458,7 @@ static ssize_t ep_tsenddata(struct fid_ep *fep, const void *buf, size_t len,
 	(void)desc;
 	return do_send(ep_of(fep), buf, len, dest, context, SDR_FI_OP_TAGGED,
 		       tag, data, FI_REMOTE_CQ_DATA |
-		       (ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION));
+		       (ep_of(fep)->tx_flags & ~FI_SELECTIVE_COMPLETION), false);
 }
 
 static ssize_t ep_tinjectdata(struct fid_ep *fep, const void *buf,
@@ -1430,7 +1466,7 @@ static ssize_t ep_tinjectdata(struct fid_ep *fep, const void *buf,
 			      uint64_t tag)
 {
 	return do_send(ep_of(fep), buf, len, dest, NULL, SDR_FI_OP_TAGGED,
-		       tag, data, FI_INJECT | FI_REMOTE_CQ_DATA);
+		       tag, data, FI_INJECT | FI_REMOTE_CQ_DATA, true);
 }
 
 /* ---- posting receives ---- */
@@ -2344,7 +2380,7 @@ int sdr_fi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	/* the default operation flags: with FI_SELECTIVE_COMPLETION, whether
 	 * fi_send() and the like report */
 	if (info->tx_attr)
-		ep->tx_flags = info->tx_attr->op_flags & FI_COMPLETION;
+		ep->tx_flags = info->tx_attr->op_flags & SDR_FI_TX_OP_FLAGS;
 	if (info->rx_attr)
 		ep->rx_flags = info->rx_attr->op_flags & FI_COMPLETION;
 	ep->max_peers = SDR_FI_MAX_PEERS;
