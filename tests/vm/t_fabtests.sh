@@ -4,7 +4,8 @@
 # quick set (runfabtests.sh -t quick: unit, functional and short tests),
 # run as the suite runs any provider, the server on rxe1 (198.18.0.2),
 # the client on rxe0 (198.18.0.1), each program bounded by -T 30; once
-# loss-free and once with netem "delay 2ms loss 0.5%" on both veths.
+# loss-free and once with netem "delay 2ms loss 0.5%" on the links
+# (tools/vm/netem-set).
 # One point per test and pass: Pass is ok; Notrun is a skip when
 # tests/fabtests/expected lists it (with its reason), a failure when it
 # does not; Fail, Excluded or a listed Notrun that now passes fail.  One
@@ -120,17 +121,12 @@ show() {
 		on { print }' "$1" | grep -v '^  timestamp' | head -n 40 | sed 's/^/# /'
 }
 
-netem() {	# netem ARGS...: the same qdisc on both veths (none: no args)
-	local d
-	for d in veth0 veth1; do
-		tc qdisc del dev "$d" root 2>/dev/null
-		[ $# -eq 0 ] || tc qdisc add dev "$d" root netem limit 100000 "$@"
-	done
-}
+# the guest's links' profile, as tests/vm/run sets it between tests
+netem() { "$TOP"/tools/vm/netem-set "$1" || not_ok "netem '$1' set on the links"; }
 
-netem
+netem ""
 quick loss-free
-netem delay 2ms loss 0.5%
+netem "delay 2ms loss 0.5%"
 quick "delay 2ms loss 0.5%"
-netem
+netem ""
 done_testing
