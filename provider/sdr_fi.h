@@ -108,8 +108,6 @@ struct sdr_fi_hdr {
 #define SDR_FI_IDLE_MS		60000
 /* The listener's thread looks for dead and idle connections this often */
 #define SDR_FI_REAP_MS		200
-/* A connection quiet this long is asked whether its peer went before use */
-#define SDR_FI_RECHECK_MS	100
 
 #define SDR_FI_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | \
@@ -222,6 +220,7 @@ struct sdr_fi_conn {
 	bool tx;			/* we connected it, to send */
 	bool connecting;		/* tx: the peer has not answered yet */
 	bool dead;			/* failed, or its peer went away */
+	bool ended;			/* tx: the flow ended between sends */
 	uint32_t stride;		/* send slot stride */
 	uint32_t free_slots;		/* bit i: send slot i unused */
 	/* tx: the send each busy slot carries a part of */

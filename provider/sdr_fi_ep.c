@@ -703,6 +703,12 @@ static void rec_put(const struct sdr_fi_conn *c, struct sdr_fi_hdr *h,
 	memcpy(h + 1, (const uint8_t *)op->buf + op->off, n);
 }
 
+/* Is a part of @c's sends in flight (posted, its completion not seen)? */
+static bool conn_inflight(const struct sdr_fi_conn *c)
+{
+	return c->free_slots != (1U << SDR_FI_SLOTS) - 1;
+}
+
 /*
  * Post the queued sends' parts while @c has free slots.  A part holds the
  * next part of the oldest send; if that is a whole message, the whole
@@ -754,6 +760,20 @@ static void tx_pump(struct sdr_fi_conn *c)
 						 &seq);
 			if (ret == -EAGAIN)
 				break;	/* a completion comes and pumps */
+			if ((ret == -EPIPE || ret == -ENOTCONN) &&
+			    !op->started && !conn_inflight(c)) {
+				/*
+				 * The flow ended (its peer closed it) after
+				 * its last part completed: nothing of this
+				 * send went.  Queued on a dead connection it
+				 * fails when that goes, unless do_send()
+				 * takes it to a new flow first.
+				 */
+				c->ended = true;
+				conn_dead(c);
+				op->prov_errno = -ret;
+				break;
+			}
 			if (ret) {
 				conn_dead(c);
 				op->prov_errno = -ret;
@@ -911,8 +931,7 @@ static void conn_free(struct sdr_fi_conn *c)
 /* Does the application wait for anything on @c (a send, a receive)? */
 static bool conn_busy(const struct sdr_fi_conn *c)
 {
-	return c->connecting || c->txq ||
-	       c->free_slots != (1U << SDR_FI_SLOTS) - 1 ||
+	return c->connecting || c->txq || conn_inflight(c) ||
 	       c->cur_op || c->cur_u;
 }
 
@@ -1145,25 +1164,6 @@ static void *cm_thread(void *arg)
 }
 
 /*
- * Is @c's peer still there?  A connection quiet for a while may have been
- * reclaimed at the other end, whose flow's destruction closed ours: then
- * it goes here, so that the send about to use it connects anew.
- */
-static bool tx_conn_alive(struct sdr_fi_conn *c)
-{
-	struct sdr_flow_info info;
-
-	if (conn_busy(c) || sdr_fi_now_ms() - c->last_ms < SDR_FI_RECHECK_MS)
-		return true;
-	memset(&info, 0, sizeof(info));
-	if (!sdr_flow_info(c->flow, &info) &&
-	    info.state == SDR_FLOW_CONNECTED)
-		return true;
-	conn_drop(c);
-	return false;
-}
-
-/*
  * The flow to send to @to: an existing one, or a new one connected now,
  * with the domain's lock dropped while the peer answers.  -FI_EAGAIN
  * while another thread connects it.
@@ -1185,7 +1185,11 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 			break;
 	if (c && c->connecting)
 		return -FI_EAGAIN;
-	if (c && tx_conn_alive(c)) {
+	if (c) {
+		/*
+		 * Its flow may have ended since (the peer closed it): the
+		 * next part's post says so, and do_send() connects anew.
+		 */
 		*out = c;
 		return 0;
 	}
@@ -1266,6 +1270,40 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 
 /* ---- sending ---- */
 
+/* Send @op joins @c's queue, behind its earlier sends (parts go in order). */
+static void send_queue(struct sdr_fi_ep *ep, struct sdr_fi_conn *c,
+		       struct sdr_fi_op *op)
+{
+	op->conn = c;
+	op->queued = true;
+	*c->txq_tail = op;
+	c->txq_tail = &op->qnext;
+	op->next = ep->tx_ops;
+	ep->tx_ops = op;
+	ep->tx_inflight++;
+	tx_pump(c);
+}
+
+/* Send @op, @c's only queued one and not started, leaves it again. */
+static void send_unqueue(struct sdr_fi_ep *ep, struct sdr_fi_conn *c,
+			 struct sdr_fi_op *op)
+{
+	struct sdr_fi_op **pp;
+
+	c->txq = NULL;
+	c->txq_tail = &c->txq;
+	op->qnext = NULL;
+	op->queued = false;
+	op->conn = NULL;
+	op->prov_errno = 0;
+	for (pp = &ep->tx_ops; *pp; pp = &(*pp)->next)
+		if (*pp == op) {
+			*pp = op->next;
+			break;
+		}
+	ep->tx_inflight--;
+}
+
 /*
  * A send of @len bytes at @buf to @dest.  @flags: the call's (fi_sendmsg)
  * or the endpoint's default operation flags (fi_send and the like);
@@ -1282,6 +1320,7 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 	struct sdr_fi_conn *c;
 	struct sdr_fi_op *op;
 	void *owned = NULL;
+	bool fresh;
 	ssize_t ret;
 
 	if (flags & ~(uint64_t)SEND_FLAGS)
@@ -1333,21 +1372,30 @@ static ssize_t do_send(struct sdr_fi_ep *ep, const void *buf, size_t len,
 	op->data = data;
 	op->kind = (uint16_t)(op_kind |
 			      (flags & FI_REMOTE_CQ_DATA ? SDR_FI_F_DATA : 0));
-	op->conn = c;
 	op->grp = ep->grp;
 	if (op->grp)
 		op->grp->unposted++;
 	op->report = !inject_call &&
 		     (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
 		      (flags & FI_COMPLETION));
-	/* behind the flow's earlier sends: parts go in order */
-	op->queued = true;
-	*c->txq_tail = op;
-	c->txq_tail = &op->qnext;
-	op->next = ep->tx_ops;
-	ep->tx_ops = op;
-	ep->tx_inflight++;
-	tx_pump(c);
+	fresh = !conn_busy(c);
+	send_queue(ep, c, op);
+	if (fresh && c->ended && c->txq == op) {
+		/*
+		 * The flow ended since its last send (the peer endpoint
+		 * closed; another may listen at its address now) and this
+		 * send, its only one, did not start: it goes on a new
+		 * flow, as a first send to that address does.
+		 */
+		send_unqueue(ep, c, op);
+		conn_drop(c);
+		ret = tx_conn(ep, &to, &c);
+		if (ret) {
+			group_posted(ep, op);
+			goto fail;
+		}
+		send_queue(ep, c, op);
+	}
 	pthread_mutex_unlock(&dom->lock);
 	return 0;
 fail:

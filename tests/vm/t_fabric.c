@@ -1344,6 +1344,75 @@ TEST_F_T(fab, av_and_errors, 120)
 	unsetenv("FI_SDR_EC_M");
 }
 
+/*
+ * The peer endpoint closes and a new one opens at its address (a client
+ * that restarts, fabtests' fi_rdm_multi_client): the new one's message
+ * arrives, and the reply to the same fi_addr, sent within the time the old
+ * flow was last busy, goes to the new endpoint whole, not into the old
+ * flow its peer ended.
+ */
+TEST_F_T(fab, peer_reopened_at_its_address, 120)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	struct sockaddr_in at;
+	size_t len = sizeof(at);
+	int64_t t0;
+	uint64_t h;
+	int ret;
+
+	for (int round = 0; round < 3; round++) {
+		random_fill(self->sbuf, 4096, 7 + round);
+		h = fnv1a(self->sbuf, 4096);
+		/* a -> b, then b -> a: a's flow to b was busy just now */
+		ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 4096, NULL,
+				  FI_ADDR_UNSPEC, NULL), 0);
+		ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 4096, NULL,
+				  self->a.peer, NULL), 0);
+		ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+		ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+		EXPECT_EQ(fnv1a(self->rbuf, 4096), h);
+		/*
+		 * b's endpoint goes; a new one opens at its address (the
+		 * same domain, CQ and AV) and says hello
+		 */
+		t0 = now_us();
+		ASSERT_EQ(fi_getname(&self->b.ep->fid, &at, &len), 0);
+		ASSERT_EQ(fi_close(&self->b.ep->fid), 0);
+		ASSERT_EQ(self->b.info->src_addrlen, sizeof(at));
+		memcpy(self->b.info->src_addr, &at, sizeof(at));
+		ASSERT_EQ(fi_endpoint(self->b.domain, self->b.info, &self->b.ep,
+				      NULL), 0);
+		ASSERT_EQ(fi_ep_bind(self->b.ep, &self->b.cq->fid,
+				     FI_TRANSMIT | FI_RECV), 0);
+		ASSERT_EQ(fi_ep_bind(self->b.ep, &self->b.av->fid, 0), 0);
+		ASSERT_EQ(fi_enable(self->b.ep), 0);
+		ASSERT_EQ(fi_recv(self->a.ep, self->rbuf, 64, NULL,
+				  FI_ADDR_UNSPEC, NULL), 0);
+		ASSERT_EQ(fi_send(self->b.ep, self->sbuf, 64, NULL,
+				  self->b.peer, NULL), 0);
+		ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+		ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+		/* a answers the same fi_addr at once: the new b has it */
+		random_fill(self->sbuf, 4096, 70 + round);
+		h = fnv1a(self->sbuf, 4096);
+		memset(self->rbuf, 0, 4096);
+		ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 4096, NULL,
+				  FI_ADDR_UNSPEC, NULL), 0);
+		TH_LOG("round %d: a answers %lld ms after b's endpoint closed",
+		       round, (long long)(now_us() - t0) / 1000);
+		ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 4096, NULL,
+				  self->a.peer, NULL), 0);
+		ret = next_comp(&self->a, &e, &err, 30000);
+		if (ret == -FI_EAVAIL)
+			TH_LOG("a's send: %s (provider errno %d)",
+			       fi_strerror(err.err), err.prov_errno);
+		ASSERT_EQ(ret, 1);
+		ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+		EXPECT_EQ(fnv1a(self->rbuf, 4096), h);
+	}
+}
+
 /* A send to an address no endpoint listens on fails; nothing hangs. */
 TEST_F_T(fab, send_to_nobody_fails, 120)
 {
