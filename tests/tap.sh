@@ -96,10 +96,18 @@ tap_summary() {
 	[ "$f" -eq 0 ] && [ "$p" -gt 0 ]
 }
 
+# point "ok"|"not ok" TEXT: the next point of a runner's stream, counted in
+# the runner's n (all points) and fail (the failed ones).
+point() {
+	n=$((n + 1))
+	[ "$1" = ok ] || fail=$((fail + 1))
+	echo "$1 $n - $2"
+}
+
 # tap_boot DESC TMO: the points of one guest boot (tools/sdr-vm running
 # tests/vm/run, bounded by --timeout TMO), read from stdin, whose last line
 # is "rc=N", the boot's exit status.  Each point is renumbered through the
-# caller's `point "ok"|"not ok" TEXT`, any other line becomes a "# " line,
+# caller's point (above), any other line becomes a "# " line,
 # and a stream that breaks the rules above, or a boot that failed without
 # a failed point of its own (a timeout, a guest that died, trouble in its
 # kernel log), adds a failed point.
