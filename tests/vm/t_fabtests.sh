@@ -8,10 +8,19 @@
 # (tools/vm/netem-set).
 # One point per test and pass: Pass is ok; Notrun is a skip when
 # tests/fabtests/expected lists it (with its reason), a failure when it
-# does not; Fail, Excluded or a listed Notrun that now passes fail.  One
-# point per pass for memory: every program of the set stays under
-# 256 MiB resident (GNU time's maximum RSS, each program run through a
-# wrapper that records it).
+# does not; Fail, Excluded or a listed Notrun that now passes fail.  A
+# test the list marks Lossy must pass loss-free and may pass or report
+# Notrun at the lossy profile (a datagram endpoint's lost packet is not
+# resent; the test times out with -FI_ENODATA, or runfabtests.sh's -T
+# bound ends it).
+# Memory, one point per pass: no program's maximum resident set (GNU
+# time's, each program run through a wrapper that records it) goes over
+# fabtests' own message buffer by more than 64 MiB, the provider's share.
+# fabtests sizes that buffer 2 x 64 (its window) x min(max_msg_size,
+# 8 MiB) and writes it whole: 1 GiB for an RDM endpoint (max_msg_size
+# 1 GiB), 1 MiB for a datagram one.  How many programs went over 256 MiB
+# is said beside it (issue "fabtests": libfabric's tcp;ofi_rxm takes
+# 1.1 to 1.4 GiB in the same programs; fi_sdr(7), "fabtests").
 #
 # Not in the default boot: fabtests is built on the host first
 # (tests/fabtests/build); tests/run-fabtests builds it and boots this.
@@ -30,7 +39,7 @@ done
 sdr_load
 export FI_PROVIDER_PATH=$TOP/provider
 [ -f "$FI_PROVIDER_PATH/libsdr-fi.so" ] || skip_all "provider/libsdr-fi.so not built"
-limit_kb=$((256 * 1024))
+share_kb=$((64 * 1024))
 timeout_s=${SDR_FABTESTS_TIMEOUT:-30}
 
 # The wrappers: runfabtests.sh runs "$BIN/<program> args"; each wrapper
@@ -46,17 +55,21 @@ for p in "$bin"/*; do
 	chmod +x "$wrap/$(basename "$p")"
 done
 
-# the expected Notrun tests: "Notrun<TAB>test<TAB>reason"
-declare -A reason=()
+# the expected Notrun tests: "Notrun<TAB>test<TAB>reason"; the tests
+# that may report Notrun under loss: "Lossy<TAB>test<TAB>reason"
+declare -A reason=() lossy=()
 while IFS=$'\t' read -r res name why; do
-	case $res in ''|'#'*) continue ;; esac
-	[ "$res" = Notrun ] || { not_ok "$expected: '$res' is no result this list takes"; continue; }
-	reason[$name]=$why
+	case $res in
+	''|'#'*) ;;
+	Notrun) reason[$name]=$why ;;
+	Lossy) lossy[$name]=$why ;;
+	*) not_ok "$expected: '$res' is no result this list takes" ;;
+	esac
 done <"$expected"
 
 # quick NAME: one run of the quick set, its points.
-quick() {
-	local pass=$1 out name res line max big
+quick() {	# quick NAME LOSSY(0|1)
+	local pass=$1 lossy_pass=$2 out name res line max big t
 	declare -A seen=()
 	out=$wrap/out.$pass
 	: >"$rsslog"
@@ -65,33 +78,21 @@ quick() {
 		-s 198.18.0.2 -c 198.18.0.1 sdr) >"$out" 2>&1
 	grep -E '^# Total|^# Percentage' "$out" | sed "s/^# /# $pass: /"
 	name=
+	res=
 	while IFS= read -r line; do
 		case $line in
 		'- name:   '*)
 			name=${line#- name:   }
-			name=${name% -p \"sdr\"} ;;
+			name=${name% -p \"sdr\"}
+			res= ;;
 		'  result: '*)
-			res=${line#  result: }
-			[ -n "$name" ] || continue
+			res=${line#  result: } ;;
+		'  time:   '*)
+			t=${line#  time:   }
+			[ -n "$name" ] && [ -n "$res" ] || continue
 			seen[$name]=1
-			case $res in
-			Pass)
-				if [ -n "${reason[$name]+set}" ]; then
-					not_ok "$pass: $name: Pass, but tests/fabtests/expected lists it as Notrun"
-				else
-					ok "$pass: $name"
-				fi ;;
-			Notrun)
-				if [ -n "${reason[$name]+set}" ]; then
-					skip "$pass: $name" "Notrun: ${reason[$name]}"
-				else
-					not_ok "$pass: $name: Notrun, and tests/fabtests/expected does not list it"
-					show "$out" "$name"
-				fi ;;
-			*)
-				not_ok "$pass: $name: $res"
-				show "$out" "$name" ;;
-			esac
+			diag "$pass: $name: $res, ${t} s"
+			verdict "$pass" "$lossy_pass" "$name" "$res" "$t" "$out"
 			name= ;;
 		esac
 	done <"$out"
@@ -101,16 +102,42 @@ quick() {
 	done
 	[ "${#seen[@]}" -gt 0 ] || { not_ok "$pass: runfabtests.sh reported no test"; tail -n 20 "$out" | sed 's/^/# /'; }
 	# the largest resident set of any program of the set
-	max=$(sort -n "$rsslog" | tail -n 1)
-	big=$(awk -v l="$limit_kb" '$1 > l' "$rsslog")
-	diag "$pass: $(wc -l <"$rsslog") programs ran; the largest resident set: ${max:-none} (KiB, command)"
+	# GNU time writes "Command exited with non-zero status N" before
+	# the "%M %C" line of a program that failed: numbers only
+	max=$(grep -E '^[0-9]+ ' "$rsslog" | sort -n | tail -n 1)
+	big=$(awk -v s="$share_kb" '$1 ~ /^[0-9]+$/ {
+		buf = ($0 ~ /-e dgram|\/fi_dgram/) ? 1024 : 1048576
+		if ($1 + 0 > buf + s) print }' "$rsslog")
+	diag "$pass: $(grep -cE '^[0-9]+ ' "$rsslog") programs ran; the largest resident set: ${max:-none} (KiB, command)"
+	diag "$pass: $(awk '$1 ~ /^[0-9]+$/ && $1 + 0 > 262144' "$rsslog" | wc -l) of them over 256 MiB (fabtests' 1 GiB buffer for RDM endpoints)"
 	if [ -n "$max" ] && [ -z "$big" ]; then
-		ok "$pass: every program under 256 MiB resident"
+		ok "$pass: every program within fabtests' message buffer + 64 MiB resident"
 	else
-		not_ok "$pass: every program under 256 MiB resident"
+		not_ok "$pass: every program within fabtests' message buffer + 64 MiB resident"
 		printf '%s\n' "$big" | head -n 10 | sed 's/^/# over: /'
 	fi
 	cp "$out" "/tmp/fabtests.$pass.log"
+}
+
+# verdict PASS LOSSY NAME RESULT SECONDS LOG: the point of one test.
+verdict() {
+	local pass=$1 lossy_pass=$2 name=$3 res=$4 t=$5 log=$6
+	if [ "$res" = Pass ] && [ -z "${reason[$name]+set}" ]; then
+		ok "$pass: $name"
+	elif [ "$res" = Pass ]; then
+		not_ok "$pass: $name: Pass, but tests/fabtests/expected lists it as Notrun"
+	elif [ "$res" = Notrun ] && [ -n "${reason[$name]+set}" ]; then
+		skip "$pass: $name" "Notrun: ${reason[$name]}"
+	elif [ "$lossy_pass" = 1 ] && [ -n "${lossy[$name]+set}" ] &&
+	     { { [ "$res" = Notrun ] && show "$log" "$name" | grep -q 'timeout expired'; } ||
+	       { [ "$res" = Fail ] && [ "$t" -ge $((timeout_s - 1)) ] 2>/dev/null; }; }; then
+		# fabtests' own wait for a completion expired (-FI_ENODATA),
+		# or the program waited until runfabtests.sh's bound ended it
+		skip "$pass: $name" "$res after a wait for a lost datagram (${t} s): ${lossy[$name]}"
+	else
+		not_ok "$pass: $name: $res${reason[$name]+ (expected Notrun)}"
+		show "$log" "$name"
+	fi
 }
 
 # show LOG NAME: the server's and client's output of the test NAME.
@@ -125,8 +152,8 @@ show() {
 netem() { "$TOP"/tools/vm/netem-set "$1" || not_ok "netem '$1' set on the links"; }
 
 netem ""
-quick loss-free
+quick loss-free 0
 netem "delay 2ms loss 0.5%"
-quick "delay 2ms loss 0.5%"
+quick "delay 2ms loss 0.5%" 1
 netem ""
 done_testing
