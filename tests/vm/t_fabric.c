@@ -1347,9 +1347,9 @@ TEST_F_T(fab, av_and_errors, 120)
 /*
  * The peer endpoint closes and a new one opens at its address (a client
  * that restarts, fabtests' fi_rdm_multi_client): the new one's message
- * arrives, and the reply to the same fi_addr, sent within the time the old
- * flow was last busy, goes to the new endpoint whole, not into the old
- * flow its peer ended.
+ * arrives, and the reply to the same fi_addr goes to the new endpoint
+ * whole, on a new flow, not into the old one its peer ended (which failed
+ * it: FI_EIO, provider errno EPIPE).
  */
 TEST_F_T(fab, peer_reopened_at_its_address, 120)
 {
@@ -1364,7 +1364,7 @@ TEST_F_T(fab, peer_reopened_at_its_address, 120)
 	for (int round = 0; round < 3; round++) {
 		random_fill(self->sbuf, 4096, 7 + round);
 		h = fnv1a(self->sbuf, 4096);
-		/* a -> b, then b -> a: a's flow to b was busy just now */
+		/* a -> b: a's connection to b has carried a message */
 		ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 4096, NULL,
 				  FI_ADDR_UNSPEC, NULL), 0);
 		ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 4096, NULL,
