@@ -357,6 +357,14 @@ int sdr_fi_cq_push(struct sdr_fi_cq *cq, const struct fi_cq_tagged_entry *e,
 int sdr_fi_cq_push_err(struct sdr_fi_cq *cq, const struct fi_cq_err_entry *e);
 int sdr_fi_cq_trywait(struct fid *fid);
 int64_t sdr_fi_now_ms(void);
+
+/* The same IPv4 address and port (an endpoint's name, a peer's). */
+static inline bool sdr_fi_same_addr(const struct sockaddr_in *a,
+				    const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr &&
+	       a->sin_port == b->sin_port;
+}
 int64_t sdr_fi_deadline(int timeout);
 int sdr_fi_wait_fd(struct sdr_fi_domain *dom, int64_t end);
 int sdr_fi_av_get(struct sdr_fi_av *av, fi_addr_t a, struct sockaddr_in *out);

@@ -366,9 +366,7 @@ fi_addr_t sdr_fi_av_find(const struct sdr_fi_av *av,
 	size_t i;
 
 	for (i = 0; av && i < av->n; i++)
-		if (av->valid[i] &&
-		    av->addr[i].sin_addr.s_addr == sin->sin_addr.s_addr &&
-		    av->addr[i].sin_port == sin->sin_port)
+		if (av->valid[i] && sdr_fi_same_addr(&av->addr[i], sin))
 			return i;
 	return FI_ADDR_NOTAVAIL;
 }

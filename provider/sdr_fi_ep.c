@@ -213,8 +213,7 @@ static bool op_takes(const struct sdr_fi_op *op,
 	    !tag_match(op->tag, h->tag, op->ignore))
 		return false;
 	return !op->directed ||
-	       (op->from.sin_addr.s_addr == peer->sin_addr.s_addr &&
-		op->from.sin_port == peer->sin_port);
+	       sdr_fi_same_addr(&op->from, peer);
 }
 
 /* A posted receive the message takes, unlinked, or NULL. */
@@ -1179,9 +1178,7 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 	int ret;
 
 	for (c = ep->conns; c; c = c->next)
-		if (c->tx && !c->dead &&
-		    c->peer.sin_addr.s_addr == to->sin_addr.s_addr &&
-		    c->peer.sin_port == to->sin_port)
+		if (c->tx && !c->dead && sdr_fi_same_addr(&c->peer, to))
 			break;
 	if (c && c->connecting)
 		return -FI_EAGAIN;
@@ -1195,8 +1192,7 @@ static int tx_conn(struct sdr_fi_ep *ep, const struct sockaddr_in *to,
 	}
 	/* refused there for a whole connect's time just now: no waiting again */
 	if (ep->refused_until > sdr_fi_now_ms() &&
-	    ep->refused_at.sin_addr.s_addr == to->sin_addr.s_addr &&
-	    ep->refused_at.sin_port == to->sin_port)
+	    sdr_fi_same_addr(&ep->refused_at, to))
 		return -FI_EHOSTUNREACH;
 	c = calloc(1, sizeof(*c));
 	if (!c)
