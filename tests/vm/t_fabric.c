@@ -208,6 +208,24 @@ static int next_comp(struct side *s, struct fi_cq_tagged_entry *e,
 	return next_comp_from(s, e, err, ms, NULL);
 }
 
+/*
+ * @n bytes of @s's send buffer to its peer @r, into @r's receive buffer:
+ * both completions seen (1 each), else what next_comp() said.
+ */
+static int deliver(struct side *s, const void *sbuf, struct side *r,
+		   void *rbuf, size_t n)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int ret;
+
+	if (fi_recv(r->ep, rbuf, n, NULL, FI_ADDR_UNSPEC, NULL) ||
+	    fi_send(s->ep, sbuf, n, NULL, s->peer, NULL))
+		return -1;
+	ret = next_comp(r, &e, &err, 30000);
+	return ret == 1 ? next_comp(s, &e, &err, 30000) : ret;
+}
+
 /* Post a send, retrying while the provider says -FI_EAGAIN. */
 static ssize_t tsend(struct side *s, const void *buf, size_t len, uint64_t tag,
 		     void *ctx)
@@ -1365,12 +1383,8 @@ TEST_F_T(fab, peer_reopened_at_its_address, 120)
 		random_fill(self->sbuf, 4096, 7 + round);
 		h = fnv1a(self->sbuf, 4096);
 		/* a -> b: a's connection to b has carried a message */
-		ASSERT_EQ(fi_recv(self->b.ep, self->rbuf, 4096, NULL,
-				  FI_ADDR_UNSPEC, NULL), 0);
-		ASSERT_EQ(fi_send(self->a.ep, self->sbuf, 4096, NULL,
-				  self->a.peer, NULL), 0);
-		ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
-		ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
+		ASSERT_EQ(deliver(&self->a, self->sbuf, &self->b, self->rbuf,
+				  4096), 1);
 		EXPECT_EQ(fnv1a(self->rbuf, 4096), h);
 		/*
 		 * b's endpoint goes; a new one opens at its address (the
@@ -1387,12 +1401,8 @@ TEST_F_T(fab, peer_reopened_at_its_address, 120)
 				     FI_TRANSMIT | FI_RECV), 0);
 		ASSERT_EQ(fi_ep_bind(self->b.ep, &self->b.av->fid, 0), 0);
 		ASSERT_EQ(fi_enable(self->b.ep), 0);
-		ASSERT_EQ(fi_recv(self->a.ep, self->rbuf, 64, NULL,
-				  FI_ADDR_UNSPEC, NULL), 0);
-		ASSERT_EQ(fi_send(self->b.ep, self->sbuf, 64, NULL,
-				  self->b.peer, NULL), 0);
-		ASSERT_EQ(next_comp(&self->a, &e, &err, 30000), 1);
-		ASSERT_EQ(next_comp(&self->b, &e, &err, 30000), 1);
+		ASSERT_EQ(deliver(&self->b, self->sbuf, &self->a, self->rbuf,
+				  64), 1);
 		/* a answers the same fi_addr at once: the new b has it */
 		random_fill(self->sbuf, 4096, 70 + round);
 		h = fnv1a(self->sbuf, 4096);
