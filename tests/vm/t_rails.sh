@@ -88,6 +88,8 @@ for pol in sr ec adaptive; do
 	rails "$pol" "$port"
 	check "two rails, $pol: every message verified" verified 60
 	check "two rails, $pol: both rails carried packets" both_carried
+	[ "$pol" = sr ] && sr_rate=$(printf '%s' "$json" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["goodput_MBps"])' 2>/dev/null)
 done
 # AEAD: each rail's device encrypts the packets it sends
 port=$((port + 1))
@@ -110,10 +112,18 @@ rail1_tx() {
 		awk '$1 == 1 { print $7; exit }'
 }
 # delete_mid NAME DEV NETDEV PORT: a two-rail transfer of $del_n messages
-# of 256 KiB (100 MiB: under the debug kernel's 2.6 MB/s still running for
-# half a minute), DEV deleted once the sender's rail 1 has sent; it must
-# complete, verified.
-del_n=400
+# of 256 KiB, DEV deleted once the sender's rail 1 has sent; it must
+# complete, verified.  $del_n is what the two-rail SR transfer above
+# moved in 15 s (after the deletion one rail is left: longer still),
+# between 40 and 400 (100 MiB): 400 on the normal kernel (15-25 MB/s), about
+# 150 under the debug kernel's 2.6 MB/s, where 400 took 40 s each time.
+del_n=$(python3 -c 'import sys
+try:
+	r = float(sys.argv[1])
+except ValueError:
+	r = 100.0
+print(max(40, min(400, int(r * 1e6 * 15 / 262144))))' "${sr_rate:-}")
+diag "deletion transfers: $del_n messages (two-rail SR moved ${sr_rate:-?} MB/s)"
 delete_mid() {
 	"$perf" --rails rxe1,rxe3 -p "$4" -q >"$srv" 2>&1 &
 	local spid=$!
