@@ -15,6 +15,8 @@
  * Rails (the engine's path scheduler over two links): a clean one beside
  * one that loses 5% carries well over 1.5 times what the clean one does
  * alone; one that loses 20% is drained and costs the flow nothing.
+ *
+ * Flows sharing one bottleneck (test_sim_load()).
  */
 #include <math.h>
 #include "tap.h"
@@ -587,6 +589,70 @@ static void test_sim_rails(void)
 	sim_result_free(&bad);
 }
 
+/* n flows of 256 KiB messages over one 100 Mbit/s, 10 ms RTT bottleneck */
+static void load(struct sim_params *p, uint32_t n, uint64_t queue, int module)
+{
+	sim_defaults(p);
+	p->bw_bps = 100e6;
+	p->owd_ns = 5000000;
+	p->loss = 0;
+	p->size = 256 * 1024;
+	p->count = 20;
+	p->nflows = n;
+	p->queue_bytes = queue;
+	p->module_timers = module;
+	p->seed = 3;
+}
+
+/*
+ * Flows sharing a bottleneck (sim_load.c): paced at a fair share, none
+ * overflows the queue and each message takes its share's time; unpaced
+ * with the module's window, a small queue overflows and SR recovers every
+ * message all the same, the link busy and the flows' shares alike.  The
+ * same seed gives the same run.
+ */
+static void test_sim_load(void)
+{
+	struct sim_params p;
+	struct sim_result fair, full, again;
+	double share_ns;
+
+	load(&p, 4, 0, 0);
+	CHECK_EQ(sim_run(&p, &fair), 0);
+	share_ns = p.size * 8e9 / (p.bw_bps / 4) + sim_base_rtt_ns(&p);
+	load(&p, 4, 64 * 1024, 1);
+	CHECK_EQ(sim_run(&p, &full), 0);
+	CHECK_EQ(sim_run(&p, &again), 0);
+	tap_diag("paced: p50 %.1f ms (a fair share's %.1f ms), %.1f%% of the link, "
+		 "queue drops %llu; unpaced, 64 KiB queue: p50 %.1f p99 %.1f ms, "
+		 "%.1f%% of the link, queue drops %llu, retx %llu, flows %.1f-%.1f Mbit/s",
+		 fair.p50_ns / 1e6, share_ns / 1e6, 100 * fair.load.util,
+		 (unsigned long long)fair.load.queue_drops, full.p50_ns / 1e6,
+		 full.p99_ns / 1e6, 100 * full.load.util,
+		 (unsigned long long)full.load.queue_drops,
+		 (unsigned long long)full.st.retx_pkts,
+		 full.load.flow_min_bps / 1e6, full.load.flow_max_bps / 1e6);
+	CHECK_EQ(fair.n, 4 * p.count);
+	CHECK_EQ(fair.failed, 0);
+	CHECK_EQ(fair.load.queue_drops, 0);
+	CHECK_EQ(fair.load.wire_drops, 0);
+	CHECK(fair.p50_ns > 0.9 * share_ns && fair.p50_ns < 1.3 * share_ns);
+	CHECK_EQ(full.n, 4 * p.count);
+	CHECK_EQ(full.failed, 0);
+	CHECK(full.load.queue_drops > 0);
+	CHECK(full.st.retx_pkts >= full.load.queue_drops / 2);
+	CHECK(full.load.util > 0.6);
+	CHECK(full.load.flow_max_bps < 2 * full.load.flow_min_bps);
+	CHECK_EQ(again.n, full.n);
+	CHECK(again.p99_ns == full.p99_ns && again.load.queue_drops == full.load.queue_drops);
+	sim_result_free(&again);
+	p.nflows = 300;
+	CHECK_EQ(sim_run(&p, &again), -22);
+	CHECK(!again.ct_ns);
+	sim_result_free(&fair);
+	sim_result_free(&full);
+}
+
 void test_sim(void)
 {
 	TAP_RUN(test_model_sanity);
@@ -600,4 +666,5 @@ void test_sim(void)
 	TAP_RUN(test_sim_ec_beats_sr);
 	TAP_RUN(test_sim_sr_beats_ec_lossless);
 	TAP_RUN(test_sim_rails);
+	TAP_RUN(test_sim_load);
 }

@@ -68,6 +68,12 @@ static void usage(FILE *f)
 "  --groups           each message is its own group, the one the application\n"
 "                     waits for (the kernel's urgent treatment: resends go\n"
 "                     twice, a silent tail is NACKed whatever the policy)\n"
+"  --flows N          N flows (2..256) share one bottleneck of --bw, each\n"
+"                     sending --count messages one after another: the\n"
+"                     completion times of all; --rate defaults to a fair\n"
+"                     share of the link (1: one flow alone)\n"
+"  --queue BYTES      the bottleneck's drop-tail queue (default: the link's\n"
+"                     bandwidth-delay product)\n"
 "  --seed S           random seed (1)\n"
 "  --model            also print the analytical model of the policy\n"
 "  --json             one JSON object on stdout\n");
@@ -192,7 +198,7 @@ enum {
 	O_POLICY, O_CHUNK, O_MTU, O_SEED, O_JSON, O_MODEL, O_RECOVERY,
 	O_ALPHA, O_BACKOFF, O_ACKEVERY, O_HELP, O_K, O_M, O_BETA, O_TIMERS,
 	O_STALL, O_STALL_EVERY, O_TX_LATE, O_PATHS, O_PATH_DELAY, O_PATH_LOSS,
-	O_GROUPS, O_RATE, O_MAXWIN, O_WININIT, O_FIXWIN,
+	O_GROUPS, O_RATE, O_MAXWIN, O_WININIT, O_FIXWIN, O_FLOWS, O_QUEUE,
 };
 
 static const struct option opts[] = {
@@ -217,6 +223,7 @@ static const struct option opts[] = {
 	{ "paths", 1, NULL, O_PATHS }, { "path-delay", 1, NULL, O_PATH_DELAY },
 	{ "path-loss", 1, NULL, O_PATH_LOSS },
 	{ "groups", 0, NULL, O_GROUPS },
+	{ "flows", 1, NULL, O_FLOWS }, { "queue", 1, NULL, O_QUEUE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -348,6 +355,13 @@ int main(int argc, char **argv)
 		case O_WININIT:
 			bad = parse_u32(optarg, 1, 1U << 30, &p.win_init);
 			break;
+		case O_FLOWS:
+			bad = parse_u32(optarg, 1, 256, &p.nflows);
+			break;
+		case O_QUEUE:
+			bad = parse_size(optarg, &v) || v < 1 || v > 1e15;
+			p.queue_bytes = (uint64_t)v;
+			break;
 		case O_PATHS:
 			bad = parse_u32(optarg, 1, SIM_MAX_PATHS, &p.npaths);
 			break;
@@ -388,6 +402,10 @@ int main(int argc, char **argv)
 	}
 	if (nd > (p.npaths ? p.npaths : 1) || nl > (p.npaths ? p.npaths : 1)) {
 		fprintf(stderr, "sdr-sim: --path-delay and --path-loss name at most --paths values\n");
+		return 2;
+	}
+	if (p.nflows > 1 && (p.npaths > 1 || p.stall_ns || p.tx_late_ns || autop)) {
+		fprintf(stderr, "sdr-sim: --flows runs one link: no --paths, --stall, --tx-late or -P auto\n");
 		return 2;
 	}
 	p.pay = mtu - SDR_WIRE_HDR_LEN;
@@ -455,6 +473,17 @@ int main(int argc, char **argv)
 			       (unsigned long long)p.stall_ns,
 			       (unsigned long long)p.stall_every_ns,
 			       (unsigned long long)r.stalls);
+		if (p.nflows > 1)
+			printf(",\"flows\":%u,\"queue_bytes\":%llu,\"queue_drops\":%llu,"
+			       "\"wire_drops\":%llu,\"queue_peak_bytes\":%.0f,"
+			       "\"queue_wait_ns\":%.0f,\"util\":%.4f,"
+			       "\"flow_min_bps\":%.0f,\"flow_max_bps\":%.0f,\"sim_s\":%.3f",
+			       p.nflows, (unsigned long long)r.load.queue_bytes,
+			       (unsigned long long)r.load.queue_drops,
+			       (unsigned long long)r.load.wire_drops,
+			       r.load.queue_peak_bytes, r.load.queue_mean_ns,
+			       r.load.util, r.load.flow_min_bps, r.load.flow_max_bps,
+			       r.sim_s);
 		if (autop)
 			printf(",\"auto\":{\"choice\":\"%s\",\"ec_k\":%u,\"ec_m\":%u,"
 			       "\"cost_sr_ns\":%llu,\"cost_adaptive_ns\":%llu,"
@@ -574,6 +603,16 @@ int main(int argc, char **argv)
 			       (unsigned long long)r.st.nack_late,
 			       (unsigned long long)r.st.tail_probes);
 		}
+		if (p.nflows > 1)
+			printf("load        %u flows, queue %llu B: %.1f%% of the link delivered; "
+			       "queue drops %llu, wire drops %llu, mean wait %s, peak %.0f B; "
+			       "flows %.3f-%.3f Gbit/s\n",
+			       p.nflows, (unsigned long long)r.load.queue_bytes,
+			       100 * r.load.util, (unsigned long long)r.load.queue_drops,
+			       (unsigned long long)r.load.wire_drops,
+			       fmt_time(r.load.queue_mean_ns, b1, sizeof(b1)),
+			       r.load.queue_peak_bytes, r.load.flow_min_bps / 1e9,
+			       r.load.flow_max_bps / 1e9);
 		if (p.stall_ns && p.stall_every_ns)
 			printf("stalls      receiver stalls %s every %s on average: %llu events held back\n",
 			       fmt_time((double)p.stall_ns, b1, sizeof(b1)),

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include "sim.h"
+#include "sim_util.h"
 #include "sdr_bitmap.h"
 #include "sdr_ec.h"
 
@@ -40,43 +41,6 @@ struct rpkt {			/* ACK/NACK, receiver -> sender */
 	struct sdr_pkt h;
 	struct sdr_ack a;
 };
-
-struct ring {
-	void	*v;
-	size_t	esz, cap, head, len;
-};
-
-static void *ring_push(struct ring *r)
-{
-	if (r->len == r->cap) {
-		size_t ncap = r->cap ? 2 * r->cap : 4096, i;
-		char *nv = malloc(ncap * r->esz);
-
-		if (!nv) {
-			perror("sdr-sim");
-			exit(1);
-		}
-		for (i = 0; i < r->len; i++)
-			memcpy(nv + i * r->esz,
-			       (char *)r->v + ((r->head + i) % r->cap) * r->esz, r->esz);
-		free(r->v);
-		r->v = nv;
-		r->cap = ncap;
-		r->head = 0;
-	}
-	return (char *)r->v + ((r->head + r->len++) % r->cap) * r->esz;
-}
-
-static void *ring_front(struct ring *r)
-{
-	return r->len ? (char *)r->v + r->head * r->esz : NULL;
-}
-
-static void ring_pop(struct ring *r)
-{
-	r->head = (r->head + 1) % r->cap;
-	r->len--;
-}
 
 struct link {
 	double	free_at;	/* ns, when the serializer is idle */
@@ -99,19 +63,9 @@ struct sim {
 	uint32_t win_peak;	/* the sender's largest window */
 };
 
-static uint64_t rnd(struct sim *s)
-{
-	/* splitmix64 */
-	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 static double rndf(struct sim *s)
 {
-	return (rnd(s) >> 11) * (1.0 / 9007199254740992.0);
+	return sim_rndf(&s->rng);
 }
 
 static int dropped(struct sim *s, struct link *l)
@@ -247,7 +201,7 @@ uint32_t sim_win_init(const struct sim_params *p)
 	return bdp * 2 + 1024 > 1e9 ? 1000000000U : (uint32_t)(bdp * 2 + 1024);
 }
 
-static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
+void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 {
 	/* over several paths: the slowest one's RTT, all of their rate */
 	double rtt = sim_base_rtt_ns(p) + 2.0 * sim_path_owd_max(p);
@@ -258,7 +212,10 @@ static void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c)
 	c->win_init = sim_win_init(p);
 	c->max_inflight = p->max_window;
 	c->loss_cut_pct = 25;		/* kernel/sdr_params.c's */
-	c->pace_bps = p->rate_bps < 0 ? (uint64_t)(p->bw_bps * sim_npaths(p)) :
+	/* the link's rate; with flows sharing it (sim_load.c), a fair share */
+	c->pace_bps = p->rate_bps < 0 ?
+		      (uint64_t)(p->bw_bps * sim_npaths(p) /
+				 (p->nflows > 1 ? p->nflows : 1)) :
 		      (uint64_t)p->rate_bps;
 	c->pace_burst = 0;
 	c->alpha_pct = p->alpha_pct;
@@ -337,6 +294,35 @@ static double quantile(const double *sorted, uint32_t n, double q)
 	uint32_t i = (uint32_t)ceil(q * n);
 
 	return sorted[i ? i - 1 : 0];
+}
+
+/* mean, its standard error, p50/p99/p99.9 of res->ct_ns; goodput per message */
+void sim_result_stats(struct sim_result *res, uint64_t size)
+{
+	double sum = 0, *sorted;
+	uint32_t i;
+
+	if (!res->n)
+		return;
+	sorted = malloc(res->n * sizeof(double));
+	if (!sorted) {
+		perror("sdr-sim");
+		exit(1);
+	}
+	memcpy(sorted, res->ct_ns, res->n * sizeof(double));
+	qsort(sorted, res->n, sizeof(double), cmp_d);
+	for (i = 0; i < res->n; i++)
+		sum += res->ct_ns[i];
+	res->mean_ns = sum / res->n;
+	for (sum = 0, i = 0; i < res->n; i++)
+		sum += (res->ct_ns[i] - res->mean_ns) *
+		       (res->ct_ns[i] - res->mean_ns);
+	res->se_ns = res->n > 1 ? sqrt(sum / (res->n - 1) / res->n) : 0;
+	res->p50_ns = quantile(sorted, res->n, 0.5);
+	res->p99_ns = quantile(sorted, res->n, 0.99);
+	res->p999_ns = quantile(sorted, res->n, 0.999);
+	res->goodput_bps = size * 8e9 / res->mean_ns;
+	free(sorted);
 }
 
 static void add_stats(struct sdr_sr_stats *d, const struct sdr_sr_stats *tx,
@@ -519,9 +505,10 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	struct timespec c0, c1;
 	uint64_t now = 1000000000ULL, t0 = now;
 	void *txmem, *rxmem;
-	double sum = 0, *sorted;
 	uint32_t i;
 
+	if (p->nflows > 1)
+		return sim_run_load(p, res);
 	memset(res, 0, sizeof(*res));
 	if (!p->size || p->size > UINT32_MAX || !p->pay || !p->count ||
 	    p->bw_bps <= 0)
@@ -578,7 +565,6 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 		}
 		res->ct_ns[res->n++] = (double)ct;
 		res->retx_msgs += fs->st.retx_pkts != retx;
-		sum += (double)ct;
 	}
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	res->cpu_s = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
@@ -600,21 +586,7 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	if (s.npaths > 1)
 		memcpy(res->path, s.paths.p, sizeof(res->path));
 
-	if (res->n) {
-		sorted = malloc(res->n * sizeof(double));
-		memcpy(sorted, res->ct_ns, res->n * sizeof(double));
-		qsort(sorted, res->n, sizeof(double), cmp_d);
-		res->mean_ns = sum / res->n;
-		for (sum = 0, i = 0; i < res->n; i++)
-			sum += (res->ct_ns[i] - res->mean_ns) *
-			       (res->ct_ns[i] - res->mean_ns);
-		res->se_ns = res->n > 1 ? sqrt(sum / (res->n - 1) / res->n) : 0;
-		res->p50_ns = quantile(sorted, res->n, 0.5);
-		res->p99_ns = quantile(sorted, res->n, 0.99);
-		res->p999_ns = quantile(sorted, res->n, 0.999);
-		res->goodput_bps = p->size * 8e9 / res->mean_ns;
-		free(sorted);
-	}
+	sim_result_stats(res, p->size);
 	for (i = 0; i < s.npaths; i++)
 		free(s.fwd[i].v);
 	free(s.rev.v);

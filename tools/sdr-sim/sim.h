@@ -85,6 +85,16 @@ struct sim_params {
 	uint32_t npaths;
 	uint64_t path_owd_ns[SIM_MAX_PATHS];
 	double	path_loss[SIM_MAX_PATHS];
+	/*
+	 * nflows > 1: that many flows share one bottleneck, each its own
+	 * sender and receiver, sending count messages one after another
+	 * (sim_run_load()).  The bottleneck's queue holds queue_bytes
+	 * (drop-tail; 0: the link's bandwidth-delay product); loss and burst
+	 * drop on top of what the queue drops.  Answers come back on an
+	 * uncongested link of the same rate.
+	 */
+	uint32_t nflows;
+	uint64_t queue_bytes;
 };
 
 struct sim_result {
@@ -113,6 +123,16 @@ struct sim_result {
 	double	reorder_ns, nack_iv_ns, tail_wait_ns;
 	/* npaths > 1: each path as the sender's engine saw it at the end */
 	struct sdr_path	path[SIM_MAX_PATHS];
+	/* nflows > 1: the bottleneck and the flows' shares of it */
+	struct {
+		uint64_t queue_bytes;	/* its queue's size */
+		uint64_t queue_drops;	/* packets the full queue dropped */
+		uint64_t wire_drops;	/* packets loss/burst dropped */
+		double	queue_peak_bytes;
+		double	queue_mean_ns;	/* mean wait in the queue, per packet */
+		double	util;		/* new payload delivered / link capacity */
+		double	flow_min_bps, flow_max_bps;	/* goodput of the slowest, fastest flow */
+	} load;
 };
 
 struct model_result {
@@ -131,6 +151,12 @@ uint32_t sim_win_init(const struct sim_params *p);
 void sim_auto_pick(const struct sim_params *p, struct sdr_auto_in *in,
 		   struct sdr_auto_pick *pick);
 int sim_run(const struct sim_params *p, struct sim_result *r);
+/* p->nflows > 1: the flows over one bottleneck (sim_load.c); sim_run() calls it */
+int sim_run_load(const struct sim_params *p, struct sim_result *r);
+/* the engine's configuration for p, as sim_run() gives it to a flow */
+void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c);
+/* mean, its standard error, quantiles of r->ct_ns; goodput per message of size bytes */
+void sim_result_stats(struct sim_result *r, uint64_t size);
 void sim_result_free(struct sim_result *r);
 
 /* wire time of one data packet (payload + sdr header) */
