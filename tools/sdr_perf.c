@@ -63,6 +63,7 @@ struct opts {
 	bool verify;
 	bool json;
 	bool quiet;
+	FILE *times;		/* --times: each message's completion time */
 };
 
 /* Round 1 of the handshake, both directions (the server's is informative). */
@@ -366,6 +367,10 @@ static void usage(FILE *f)
 "                         the kernel's rate_mbit, normally 0)\n"
 "      --verify           fill and check every byte (exit 3 on a mismatch)\n"
 "      --json             one JSON object on the last line of stdout\n"
+"      --times=PATH       each message's completion time (the client: send\n"
+"                         post to send completion; the server: receive post\n"
+"                         to receive completion), microseconds, one a line,\n"
+"                         in completion order, into PATH\n"
 "  -q, --quiet            no progress line\n"
 "  -h, --help\n"
 "Client-side parameters win: the server takes size, count, policy, chunk,\n"
@@ -432,7 +437,7 @@ static void parse_rails(const char *arg, struct opts *o)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_MTU = 256, O_VERIFY, O_JSON, O_PATHS, O_RAILS, O_AUTH, O_RATE,
-	       O_SECRET };
+	       O_SECRET, O_TIMES };
 	static const struct option lo[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
@@ -452,6 +457,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "rate", required_argument, NULL, O_RATE },
 		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "times", required_argument, NULL, O_TIMES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -552,6 +558,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
+		case O_TIMES:
+			/* opened now: a bad path fails before any transfer */
+			if (o->times)
+				fclose(o->times);
+			o->times = fopen(optarg, "w");
+			if (!o->times)
+				die(EXIT_USAGE, "--times: %s: %s", optarg,
+				    strerror(errno));
+			break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
@@ -1262,6 +1277,15 @@ int main(int argc, char **argv)
 		run_sender(&r);
 	else
 		run_receiver(&r);
+	if (r.o.times) {
+		size_t i;
+
+		for (i = 0; i < r.lat.n; i++)
+			fprintf(r.o.times, "%" PRIu32 "\n", r.lat.us[i]);
+		if (fclose(r.o.times))
+			die(EXIT_ERR, "--times: %s", strerror(errno));
+		r.o.times = NULL;
+	}
 	lat_finish(&r.lat, &r.me);
 	if (!sdr_flow_info(r.flow, &fi)) {
 		r.me.retransmits = fi.retransmits;

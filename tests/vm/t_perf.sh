@@ -4,7 +4,7 @@
 # it (server on rxe1, client on rxe0), and its JSON summary.
 . "$(dirname "$0")/lib.sh"
 
-plan 10
+plan 11
 sdr_load
 # A loss-free link: no NONE message may end with holes, however starved the
 # guest is (a packet gap past none_idle_ms would complete one early).
@@ -38,11 +38,14 @@ check "JSON: goodput and completion percentiles present" \
 # EC with the sender's own geometry (-k/-M): it shows in the JSON, and
 # parity went out at m per k data packets (64 packets of a 256 KiB message
 # at the default MTU: 16 submessages of 4, 2 parity each)
-"$perf" -d rxe1 -p 18516 --verify >"$srv" 2>&1 &
+# (and --times: each message's completion time, both ends)
+ctimes=$(mktemp)
+stimes=$(mktemp)
+"$perf" -d rxe1 -p 18516 --verify --times "$stimes" >"$srv" 2>&1 &
 spid=$!
 wait_listen 18516
 "$perf" -d rxe0 -p 18516 -P ec -k 4 -M 2 -s 256K -n 20 --verify --json \
-	198.18.0.2 >"$out" 2>&1
+	--times "$ctimes" 198.18.0.2 >"$out" 2>&1
 crc=$?
 wait "$spid"
 src=$?
@@ -58,6 +61,15 @@ full, kg = divmod(npk, 4)
 # a short last submessage of kg packets gets max(ceil(m*kg/k), min(m, kg))
 want = 20 * (2 * full + (max(-(-2 * kg // 4), min(2, kg)) if kg else 0))
 assert want // 2 < j['parity_packets'] <= want, (j['parity_packets'], want)" "$json"
+check "--times: 20 completion times each end, the client's p50 and max its JSON's" python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+c = [int(x) for x in open(sys.argv[2])]
+s = [int(x) for x in open(sys.argv[3])]
+assert len(c) == 20 and len(s) == 20 and min(c) > 0 and min(s) > 0, (c, s)
+c.sort()
+assert j['completion_us']['p50'] == c[9] and j['completion_us']['max'] == c[-1], (j['completion_us'], c)" \
+	"$json" "$ctimes" "$stimes"
 
 # A fixed rate (--rate, FLOW_MODIFY's rate_mbit): SR moves verified data at
 # no more than the rate (wire bytes: payload plus the 80-byte header, and
@@ -90,5 +102,5 @@ import json, sys
 j = json.loads(sys.argv[1])
 wire = 40e6 / 8 / 1048576 * j['payload'] / (j['payload'] + 80)
 assert 0.2 * wire < j['goodput_MBps'] <= 1.05 * wire, (j['goodput_MBps'], wire)" "$json"
-rm -f "$out" "$srv"
+rm -f "$out" "$srv" "$ctimes" "$stimes"
 done_testing
