@@ -342,6 +342,25 @@ static void add_stats(struct sdr_sr_stats *d, const struct sdr_sr_stats *tx,
 	d->tail_probes = rx->tail_probes;
 }
 
+/* The DATA packet @d of message @seq as the receiver decodes it. */
+void sim_data_pkt(struct sdr_pkt *pk, const struct sim_params *p,
+		  const struct sdr_sr_txd *d, uint32_t seq)
+{
+	memset(pk, 0, sizeof(*pk));
+	pk->type = SDR_PKT_DATA;
+	pk->policy = p->policy == SIM_EC ? SDR_WIRE_POLICY_EC :
+		     p->policy == SIM_ADAPTIVE ? SDR_WIRE_POLICY_ADAPTIVE :
+		     SDR_WIRE_POLICY_SR;
+	pk->flags = d->flags;
+	pk->payload_len = (uint16_t)d->len;
+	pk->msg_seq = seq;
+	pk->msg_len = (uint32_t)p->size;
+	pk->offset = d->offset;
+	pk->land = d->offset;
+	pk->ts = d->ts;
+	pk->aux = d->aux;
+}
+
 /* send whatever ACK/NACK the receiver has due now */
 static void rx_ctrl(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
 		    uint64_t now, uint32_t seq)
@@ -466,21 +485,7 @@ static int64_t run_msg(struct sim *s, struct sdr_sr_flow *fs, struct sdr_sr_flow
 					struct fpkt *n = ring_push(&s->fwd[pi]);
 
 					n->t = at;
-					memset(&n->p, 0, sizeof(n->p));
-					n->p.type = SDR_PKT_DATA;
-					n->p.policy = p->policy == SIM_EC ?
-						      SDR_WIRE_POLICY_EC :
-						      p->policy == SIM_ADAPTIVE ?
-						      SDR_WIRE_POLICY_ADAPTIVE :
-						      SDR_WIRE_POLICY_SR;
-					n->p.flags = d.flags;
-					n->p.payload_len = (uint16_t)d.len;
-					n->p.msg_seq = seq;
-					n->p.msg_len = len;
-					n->p.offset = d.offset;
-					n->p.land = d.offset;
-					n->p.ts = d.ts;
-					n->p.aux = d.aux;
+					sim_data_pkt(&n->p, p, &d, seq);
 				}
 			}
 			if (ret < 0)

@@ -155,6 +155,9 @@ int sim_run(const struct sim_params *p, struct sim_result *r);
 int sim_run_load(const struct sim_params *p, struct sim_result *r);
 /* the engine's configuration for p, as sim_run() gives it to a flow */
 void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c);
+/* the DATA packet d of message seq, as the receiver decodes it */
+void sim_data_pkt(struct sdr_pkt *pk, const struct sim_params *p,
+		  const struct sdr_sr_txd *d, uint32_t seq);
 /* mean, its standard error, quantiles of r->ct_ns; goodput per message of size bytes */
 void sim_result_stats(struct sim_result *r, uint64_t size);
 void sim_result_free(struct sim_result *r);

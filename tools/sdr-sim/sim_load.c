@@ -172,21 +172,9 @@ static int ltx(struct lsim *s, uint32_t i, uint64_t now)
 		if (!at)
 			continue;
 		n = ring_push(&s->fwd);
-		memset(n, 0, sizeof(*n));
 		n->t = at;
 		n->flow = i;
-		n->p.type = SDR_PKT_DATA;
-		n->p.policy = p->policy == SIM_EC ? SDR_WIRE_POLICY_EC :
-			      p->policy == SIM_ADAPTIVE ? SDR_WIRE_POLICY_ADAPTIVE :
-			      SDR_WIRE_POLICY_SR;
-		n->p.flags = d.flags;
-		n->p.payload_len = (uint16_t)d.len;
-		n->p.msg_seq = f->seq;
-		n->p.msg_len = (uint32_t)p->size;
-		n->p.offset = d.offset;
-		n->p.land = d.offset;
-		n->p.ts = d.ts;
-		n->p.aux = d.aux;
+		sim_data_pkt(&n->p, p, &d, f->seq);
 	}
 	if (ret < 0)
 		return ret;
