@@ -84,6 +84,15 @@ wait_for() {
 	done
 }
 
+# slow SECS: SECS times SDR_TEST_SLOW (1..10, else 1), the factor
+# tests/run-vm-tests-debug gives every time limit on the debug kernel, as
+# harness.h applies it to the C tests'.
+slow() {
+	local f=${SDR_TEST_SLOW:-1}
+	case "$f" in [1-9]|10) ;; *) f=1 ;; esac
+	echo $(($1 * f))
+}
+
 # wait_listen PORT: a TCP server (sdr_perf) listens on PORT, within 60 s.
 _listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
 wait_listen() {

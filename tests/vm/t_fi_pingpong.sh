@@ -24,7 +24,9 @@ check "fi_info -p sdr: only the provider's own entries (no sdr;ofi_rxd)" \
 	test "$(printf '%s\n' "$out" | grep -c 'provider: sdr$')" = 4
 
 # pingpong NAME SERVER-ENV -- ARGS...: one fi_pingpong pair, both ends 0
-# (the server on $srv_dev at $srv_ip: rxe1, unless set otherwise).
+# (the server on $srv_dev at $srv_ip: rxe1, unless set otherwise), each
+# end bounded by 300 s (times SDR_TEST_SLOW: the debug kernel beside a
+# second guest moved 1 to 1.5 MB/s, its 4 MiB round trips 8 s each).
 srv_dev=rxe1 srv_ip=198.18.0.2
 pingpong() {
 	local name=$1 env=$2 srv cli s c
@@ -33,10 +35,10 @@ pingpong() {
 	port=$((port + 1))
 	srv=$(mktemp)
 	cli=$(mktemp)
-	env $env timeout 300 fi_pingpong -p sdr -e "$ep" -B "$port" -d "$srv_dev" "$@" >"$srv" 2>&1 &
+	env $env timeout "$(slow 300)" fi_pingpong -p sdr -e "$ep" -B "$port" -d "$srv_dev" "$@" >"$srv" 2>&1 &
 	s=$!
 	wait_listen "$port"
-	env $env timeout 300 fi_pingpong -p sdr -e "$ep" -P "$port" -d rxe0 "$@" "$srv_ip" >"$cli" 2>&1
+	env $env timeout "$(slow 300)" fi_pingpong -p sdr -e "$ep" -P "$port" -d rxe0 "$@" "$srv_ip" >"$cli" 2>&1
 	c=$?
 	wait "$s"
 	s=$?
