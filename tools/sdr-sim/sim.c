@@ -50,7 +50,7 @@ struct link {
 struct sim {
 	const struct sim_params *p;
 	uint64_t rng;
-	double	p_gb, p_bg;	/* Gilbert-Elliott transitions */
+	struct sim_drop drop;	/* both directions' loss process */
 	uint32_t npaths;	/* forward links: 1, or p->npaths */
 	struct link fl[SIM_MAX_PATHS], rl;
 	struct ring fwd[SIM_MAX_PATHS], rev;
@@ -66,17 +66,6 @@ struct sim {
 static double rndf(struct sim *s)
 {
 	return sim_rndf(&s->rng);
-}
-
-static int dropped(struct sim *s, struct link *l)
-{
-	if (s->p->loss <= 0)
-		return 0;
-	if (s->p->burst <= 1)
-		return rndf(s) < s->p->loss;
-	if (l->bad ? rndf(s) < s->p_bg : rndf(s) < s->p_gb)
-		l->bad = !l->bad;
-	return l->bad;
 }
 
 /*
@@ -125,7 +114,7 @@ static uint64_t transmit(struct sim *s, struct link *l, uint64_t now, uint32_t b
 	double start = l->free_at > (double)now ? l->free_at : (double)now;
 
 	l->free_at = start + bytes * 8e9 / s->p->bw_bps;
-	if (dropped(s, l) || (loss > 0 && rndf(s) < loss))
+	if (sim_drop(&s->drop, &s->rng, &l->bad) || (loss > 0 && rndf(s) < loss))
 		return 0;
 	return (uint64_t)(l->free_at + (double)(s->p->owd_ns + extra_ns));
 }
@@ -361,6 +350,27 @@ void sim_data_pkt(struct sdr_pkt *pk, const struct sim_params *p,
 	pk->aux = d->aux;
 }
 
+/*
+ * A DATA or parity packet into the receiver's engine; a submessage it
+ * says is decodable is decoded at once, as the kernel does after the
+ * codec (*@decode_err counts the engine refusing that: its own bug).
+ * Whether the engine took the packet (then the receiver may answer).
+ */
+int sim_rx_data(struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
+		const struct sdr_pkt *pkt, uint64_t now, uint32_t pay,
+		uint32_t *decode_err)
+{
+	int ret = sdr_sr_rx_data(fr, rx, pkt, now);
+	uint32_t n;
+
+	if (ret < 0)
+		return 0;
+	if ((ret & SDR_SR_RX_DECODE) &&
+	    sdr_sr_rx_decoded(fr, rx, pkt->offset / pay / rx->ec_k, now, &n) < 0)
+		(*decode_err)++;
+	return 1;
+}
+
 /* send whatever ACK/NACK the receiver has due now */
 static void rx_ctrl(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
 		    uint64_t now, uint32_t seq)
@@ -386,16 +396,8 @@ static void rx_ctrl(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
 static void rx_pkt(struct sim *s, struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
 		   const struct sdr_pkt *pkt, uint64_t now, uint32_t seq)
 {
-	int ret = sdr_sr_rx_data(fr, rx, pkt, now);
-	uint32_t n;
-
-	if (ret < 0)
-		return;
-	if ((ret & SDR_SR_RX_DECODE) &&
-	    sdr_sr_rx_decoded(fr, rx, pkt->offset / s->p->pay / rx->ec_k, now,
-			      &n) < 0)
-		s->decode_err++;	/* the engine contradicts itself */
-	rx_ctrl(s, fr, rx, now, seq);
+	if (sim_rx_data(fr, rx, pkt, now, s->p->pay, &s->decode_err))
+		rx_ctrl(s, fr, rx, now, seq);
 }
 
 /* one message; returns its completion time or a negative errno */
@@ -530,10 +532,7 @@ int sim_run(const struct sim_params *p, struct sim_result *res)
 	for (i = 0; i < s.npaths; i++)
 		s.fwd[i].esz = sizeof(struct fpkt);
 	s.rev.esz = sizeof(struct rpkt);
-	if (p->burst > 1 && p->loss > 0 && p->loss < 1) {
-		s.p_bg = 1.0 / p->burst;
-		s.p_gb = p->loss * s.p_bg / (1.0 - p->loss);
-	}
+	sim_drop_init(&s.drop, p->loss, p->burst);
 
 	sim_cfg(p, &cfg);
 	fs = malloc(sizeof(*fs));

@@ -155,6 +155,10 @@ int sim_run(const struct sim_params *p, struct sim_result *r);
 int sim_run_load(const struct sim_params *p, struct sim_result *r);
 /* the engine's configuration for p, as sim_run() gives it to a flow */
 void sim_cfg(const struct sim_params *p, struct sdr_sr_cfg *c);
+/* a packet into the receiver's engine, decoding at once; whether it took it */
+int sim_rx_data(struct sdr_sr_flow *fr, struct sdr_sr_rx *rx,
+		const struct sdr_pkt *pkt, uint64_t now, uint32_t pay,
+		uint32_t *decode_err);
 /* the DATA packet d of message seq, as the receiver decodes it */
 void sim_data_pkt(struct sdr_pkt *pk, const struct sim_params *p,
 		  const struct sdr_sr_txd *d, uint32_t seq);

@@ -51,7 +51,7 @@ struct lflow {
 struct lsim {
 	const struct sim_params *p;
 	uint64_t rng;
-	double	p_gb, p_bg;		/* Gilbert-Elliott transitions */
+	struct sim_drop drop;		/* both links' loss process */
 	int	fbad, rbad;		/* ... each link's state */
 	double	f_free, r_free;		/* when each link's serializer is idle */
 	struct ring fwd, rev;
@@ -64,17 +64,6 @@ struct lsim {
 	uint32_t decode_err;
 	uint32_t win_peak;	/* the largest window of any sender */
 };
-
-static int ldropped(struct lsim *s, int *bad)
-{
-	if (s->p->loss <= 0)
-		return 0;
-	if (s->p->burst <= 1)
-		return sim_rndf(&s->rng) < s->p->loss;
-	if (*bad ? sim_rndf(&s->rng) < s->p_bg : sim_rndf(&s->rng) < s->p_gb)
-		*bad = !*bad;
-	return *bad;
-}
 
 /*
  * A DATA packet of @bytes onto the bottleneck at @now: its arrival time,
@@ -94,7 +83,7 @@ static uint64_t fwd_send(struct lsim *s, uint64_t now, uint32_t bytes)
 	s->qwait_sum += start - (double)now;
 	s->qpkts++;
 	s->f_free = start + bytes * 8e9 / s->p->bw_bps;
-	if (ldropped(s, &s->fbad)) {
+	if (sim_drop(&s->drop, &s->rng, &s->fbad)) {
 		s->wdrops++;
 		return 0;
 	}
@@ -106,7 +95,7 @@ static uint64_t rev_send(struct lsim *s, uint64_t now, uint32_t bytes)
 	double start = s->r_free > (double)now ? s->r_free : (double)now;
 
 	s->r_free = start + bytes * 8e9 / s->p->bw_bps;
-	if (ldropped(s, &s->rbad))
+	if (sim_drop(&s->drop, &s->rng, &s->rbad))
 		return 0;
 	return (uint64_t)(s->r_free + (double)s->p->owd_ns);
 }
@@ -188,16 +177,9 @@ static void lrx_pkt(struct lsim *s, uint32_t i, const struct sdr_pkt *pkt,
 		    uint64_t now)
 {
 	struct lflow *f = &s->fl[i];
-	int ret = sdr_sr_rx_data(&f->fr, &f->rx, pkt, now);
-	uint32_t n;
 
-	if (ret < 0)
-		return;
-	if ((ret & SDR_SR_RX_DECODE) &&
-	    sdr_sr_rx_decoded(&f->fr, &f->rx,
-			      pkt->offset / s->p->pay / f->rx.ec_k, now, &n) < 0)
-		s->decode_err++;
-	lrx_ctrl(s, i, now);
+	if (sim_rx_data(&f->fr, &f->rx, pkt, now, s->p->pay, &s->decode_err))
+		lrx_ctrl(s, i, now);
 }
 
 static int lsim_setup(struct lsim *s, const struct sim_params *p)
@@ -210,10 +192,7 @@ static int lsim_setup(struct lsim *s, const struct sim_params *p)
 	s->n = p->nflows;
 	s->rng = p->seed * 0x2545F4914F6CDD1DULL + 1;
 	s->fwd.esz = s->rev.esz = sizeof(struct lpkt);
-	if (p->burst > 1 && p->loss > 0 && p->loss < 1) {
-		s->p_bg = 1.0 / p->burst;
-		s->p_gb = p->loss * s->p_bg / (1.0 - p->loss);
-	}
+	sim_drop_init(&s->drop, p->loss, p->burst);
 	s->qcap = p->queue_bytes ? p->queue_bytes :
 		  (uint64_t)(sim_base_rtt_ns(p) * p->bw_bps / 8e9);
 	s->fl = calloc(s->n, sizeof(*s->fl));

@@ -67,4 +67,37 @@ static inline double sim_rndf(uint64_t *state)
 	return (sim_rnd(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/*
+ * A link direction's loss process: independent drops of probability
+ * loss, or with burst > 1 Gilbert-Elliott bursts of that mean length
+ * and the same long-run rate.
+ */
+struct sim_drop {
+	double	loss, burst;
+	double	p_gb, p_bg;	/* the transitions good -> bad, bad -> good */
+};
+
+static inline void sim_drop_init(struct sim_drop *d, double loss, double burst)
+{
+	d->loss = loss;
+	d->burst = burst;
+	d->p_gb = d->p_bg = 0;
+	if (burst > 1 && loss > 0 && loss < 1) {
+		d->p_bg = 1.0 / burst;
+		d->p_gb = loss * d->p_bg / (1.0 - loss);
+	}
+}
+
+/* Whether the next packet is dropped; *@bad is the link's burst state. */
+static inline int sim_drop(const struct sim_drop *d, uint64_t *rng, int *bad)
+{
+	if (d->loss <= 0)
+		return 0;
+	if (d->burst <= 1)
+		return sim_rndf(rng) < d->loss;
+	if (*bad ? sim_rndf(rng) < d->p_bg : sim_rndf(rng) < d->p_gb)
+		*bad = !*bad;
+	return *bad;
+}
+
 #endif /* SDR_SIM_UTIL_H */
