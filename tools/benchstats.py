@@ -27,12 +27,6 @@ def pct(sorted_v, p):
     return sorted_v[k - 1]
 
 
-def fmt_spread(s, width=6, prec=1):
-    """'median min-max' of a spread() triple."""
-    m, lo, hi = s
-    return "%*.*f %.*f-%.*f" % (width, prec, m, prec, lo, prec, hi)
-
-
 def verdict(a, b):
     """'apart' or 'overlaps' for two sample lists."""
     return "apart" if apart(a, b) else "overlaps"
